@@ -1,0 +1,41 @@
+// Helpers shared by the lowerings of the op families: broadcasting,
+// conversion to a compute dtype, constants like a value. Torch-free.
+#pragma once
+
+#include <vector>
+
+#include "graph/node.h"
+#include "hlo/builder.h"
+
+namespace torchtpu::aten::lower {
+
+using hlo::Builder;
+using hlo::DType;
+using hlo::Literal;
+using hlo::Value;
+using Values = std::vector<Value>;
+
+// Numpy broadcast of several shapes.
+hlo::Shape BroadcastShapes(const std::vector<hlo::Shape>& shapes);
+// Converts each value to `dtype` and broadcasts all to their common shape.
+Values Harmonize(Builder& b, const Values& xs, DType dtype);
+inline Value Scalar(Builder& b, double v, DType dtype) { return b.Constant(Literal::Float(v), dtype, {}); }
+inline Value Splat(Builder& b, double v, const Value& like) {
+  return b.Constant(hlo::IsFloat(like.dtype()) ? Literal::Float(v) : Literal::Int(static_cast<int64_t>(v)),
+                    like.dtype(), like.shape());
+}
+inline Value SplatInt(Builder& b, int64_t v, const Value& like) {
+  return b.Constant(Literal::Int(v), like.dtype(), like.shape());
+}
+Value IsNan(Builder& b, Value x);
+Value Not(Builder& b, Value pred);
+Value And(Builder& b, Value p, Value q);
+Value Or(Builder& b, Value p, Value q);
+// Normalises a possibly negative dimension.
+int64_t Dim(int64_t dim, int64_t rank);
+// Reduces with a binary op named like the hlo op ("add", "maximum", ...).
+Value ReduceWith(Builder& b, Value x, const std::vector<int64_t>& dims, const char* op, const Literal& init);
+// The compute dtype for a reduction of `dtype` (f32 for f16/bf16, as PyTorch accumulates).
+DType AccumulateType(DType dtype);
+
+}  // namespace torchtpu::aten::lower

@@ -1,0 +1,67 @@
+// OpCall: how an ATen kernel runs a lowering on tpu tensors. It gathers the
+// operands' storages (each once, however many views of it are used), builds
+// the graph node, asks the compile cache for the program and launches it
+// asynchronously. Fresh results become new tensors; results written into
+// existing tensors (in-place ops, out=) update their storages in place.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/node.h"
+#include "pjrt/pjrt.h"
+
+namespace torchtpu::aten {
+
+class OpCall {
+ public:
+  // `op` names the lowering; `aten_name` is what errors call it.
+  explicit OpCall(std::string op);
+
+  // A tensor operand, read through its view. 0-dim CPU tensors are taken as
+  // runtime scalars, as CUDA does; other CPU tensors are an error.
+  OpCall& In(const at::Tensor& t);
+  // A runtime scalar operand of `type` (a rank-0 argument, so the value is not
+  // part of the signature and does not cause a compile).
+  OpCall& Scalar(const c10::Scalar& s, c10::ScalarType type);
+  OpCall& Attr(graph::Attr a);
+  OpCall& Device(int device);  // for ops without tensor operands
+
+  // Logical result types, without running (compiles nothing).
+  std::vector<hlo::TensorType> ResultTypes();
+  std::vector<at::Tensor> Run();
+  at::Tensor Run1() { return Run().at(0); }
+  // Writes result i into dsts[i] (converted to its dtype; dsts must already
+  // have the result's shape, or one it broadcasts to).
+  void RunInto(const std::vector<at::Tensor>& dsts);
+
+  const graph::Node& node() const { return node_; }
+
+ private:
+  int ArgFor(const at::Tensor& t);
+  int ScalarArg(const c10::Scalar& s, c10::ScalarType type);
+  void CheckDevice(const at::Tensor& t);
+  std::vector<std::shared_ptr<pjrt::Buffer>> Launch();
+
+  struct PendingScalar {
+    int arg;
+    alignas(8) unsigned char bytes[8];
+  };
+  graph::Node node_;
+  std::vector<PendingScalar> pending_scalars_;
+  int device_ = -1;
+  std::vector<std::shared_ptr<pjrt::Buffer>> buffers_;  // one per argument
+  std::vector<const void*> storages_;                    // StorageData per argument (null: scalar)
+  std::vector<hlo::TensorType> last_types_;              // of the last launch
+};
+
+// Shorthands used by the op families.
+graph::View ViewOf(const at::Tensor& t);
+// Copies `src` (any device) into `dst` (tpu), converting dtype; broadcasting
+// src to dst's shape.
+void CopyInto(const at::Tensor& dst, const at::Tensor& src);
+
+}  // namespace torchtpu::aten

@@ -1,0 +1,44 @@
+// Registering kernels for the PrivateUse1 key at import time, one op at a
+// time, so an overload missing from this torch version is reported and
+// skipped instead of aborting the import.
+#pragma once
+
+#include <torch/library.h>
+
+#include <string>
+#include <vector>
+
+namespace torchtpu::aten {
+
+torch::Library& AtenLibrary();
+std::vector<std::string>& SkippedOps();
+// Registers one boxed kernel for each overload name.
+template <c10::BoxedKernel::BoxedKernelFunction* fn>
+void ImplBoxed(const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    try {
+      AtenLibrary().impl(name.c_str(), torch::CppFunction::makeFromBoxedFunction<fn>());
+    } catch (const c10::Error&) {
+      SkippedOps().push_back(name);
+    }
+  }
+}
+template <typename Fn>
+void Impl(const std::string& name, Fn fn) {
+  try {
+    AtenLibrary().impl(name.c_str(), torch::dispatch(c10::DispatchKey::PrivateUse1, fn));
+  } catch (const c10::Error&) {
+    SkippedOps().push_back(name);
+  }
+}
+
+// Each op family defines one of these and lists it in registry.cpp.
+void RegisterElementwise();
+void RegisterReductions();
+void RegisterLinalg();
+void RegisterShapeOps();
+void RegisterIndexing();
+void RegisterCreation();
+void RegisterAllOps();
+
+}  // namespace torchtpu::aten

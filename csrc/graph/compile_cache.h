@@ -1,0 +1,72 @@
+// The in-memory tier of the compile cache: signature -> compiled program, with
+// per-entry statistics. A hit costs one signature and one hash lookup; no text
+// is built. Entries are never evicted, so references stay valid.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "graph/lowering.h"
+#include "graph/node.h"
+#include "pjrt/pjrt.h"
+
+namespace torchtpu::graph {
+
+struct CacheEntry {
+  std::string description;  // "add(f32[2,3], f32[3])"
+  int device = 0;           // index into the client's addressable devices
+  Program program;
+  std::unique_ptr<pjrt::Executable> executable;
+  int64_t hits = 0;
+  double compile_seconds = 0.0;
+  double last_use = 0.0;    // seconds since the epoch
+};
+
+struct CacheStats {
+  std::string description;
+  int device;
+  int64_t hits;
+  double compile_seconds;
+  double last_use;
+};
+
+class CompileCache {
+ public:
+  explicit CompileCache(std::shared_ptr<pjrt::Client> client) : client_(std::move(client)) {}
+
+  // The compiled program for `node` on `device`, lowering and compiling on a
+  // miss. Throws LoweringError naming the op on failure.
+  CacheEntry& Get(const Node& node, int device);
+  // Result types of `node`, from the cache or by lowering alone (no compile).
+  std::vector<hlo::TensorType> ResultTypes(const Node& node);
+
+  std::vector<CacheStats> Stats() const;
+  int64_t hits() const { return hits_; }
+  int64_t misses() const { return misses_; }
+  void Clear();
+
+  const std::shared_ptr<pjrt::Client>& client() const { return client_; }
+
+ private:
+  std::shared_ptr<pjrt::Client> client_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::unique_ptr<CacheEntry>> entries_;
+  std::unordered_map<std::string, std::vector<hlo::TensorType>> types_;
+  int64_t hits_ = 0;
+  int64_t misses_ = 0;
+};
+
+// Runs an entry's executable on its device; returns its results in program
+// order and the completion event.
+struct Launch {
+  std::vector<std::unique_ptr<pjrt::Buffer>> results;
+  std::unique_ptr<pjrt::Event> done;
+};
+Launch Execute(CacheEntry& entry, const std::vector<pjrt::Buffer*>& args);
+
+}  // namespace torchtpu::graph

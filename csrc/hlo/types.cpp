@@ -1,0 +1,118 @@
+#include "hlo/types.h"
+
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace torchtpu::hlo {
+
+const char* DTypeName(DType dtype) {
+  switch (dtype) {
+    case DType::kBool: return "i1";
+    case DType::kU8: return "ui8";
+    case DType::kI8: return "i8";
+    case DType::kI16: return "i16";
+    case DType::kI32: return "i32";
+    case DType::kI64: return "i64";
+    case DType::kF16: return "f16";
+    case DType::kBF16: return "bf16";
+    case DType::kF32: return "f32";
+    case DType::kF64: return "f64";
+  }
+  return "?";
+}
+
+size_t DTypeSize(DType dtype) {
+  switch (dtype) {
+    case DType::kBool: case DType::kU8: case DType::kI8: return 1;
+    case DType::kI16: case DType::kF16: case DType::kBF16: return 2;
+    case DType::kI32: case DType::kF32: return 4;
+    case DType::kI64: case DType::kF64: return 8;
+  }
+  return 0;
+}
+
+bool IsFloat(DType d) {
+  return d == DType::kF16 || d == DType::kBF16 || d == DType::kF32 || d == DType::kF64;
+}
+bool IsSignedInt(DType d) {
+  return d == DType::kI8 || d == DType::kI16 || d == DType::kI32 || d == DType::kI64;
+}
+bool IsUnsignedInt(DType d) { return d == DType::kBool || d == DType::kU8; }
+
+int64_t NumElements(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string TensorType::str() const {
+  std::string s = "tensor<";
+  for (int64_t d : shape) {
+    s += std::to_string(d);
+    s += 'x';
+  }
+  s += DTypeName(dtype);
+  s += '>';
+  return s;
+}
+
+namespace {
+
+// Bit patterns for values MLIR cannot spell in decimal.
+std::string NonFinite(DType dtype, double v) {
+  bool neg = std::signbit(v);
+  const char* s = nullptr;
+  if (std::isnan(v)) {
+    switch (dtype) {
+      case DType::kF16: s = "0x7E00"; break;
+      case DType::kBF16: s = "0x7FC0"; break;
+      case DType::kF32: s = "0x7FC00000"; break;
+      default: s = "0x7FF8000000000000"; break;
+    }
+  } else {
+    switch (dtype) {
+      case DType::kF16: s = neg ? "0xFC00" : "0x7C00"; break;
+      case DType::kBF16: s = neg ? "0xFF80" : "0x7F80"; break;
+      case DType::kF32: s = neg ? "0xFF800000" : "0x7F800000"; break;
+      default: s = neg ? "0xFFF0000000000000" : "0x7FF0000000000000"; break;
+    }
+  }
+  return s;
+}
+
+// Wraps an integer into the range of `dtype`, as a C cast would.
+int64_t WrapInt(int64_t v, DType dtype) {
+  switch (dtype) {
+    case DType::kU8: return static_cast<uint8_t>(v);
+    case DType::kI8: return static_cast<int8_t>(v);
+    case DType::kI16: return static_cast<int16_t>(v);
+    case DType::kI32: return static_cast<int32_t>(v);
+    default: return v;
+  }
+}
+
+}  // namespace
+
+std::string Literal::Spell(DType dtype) const {
+  if (dtype == DType::kBool) {
+    bool v = kind == Kind::kBool ? b : kind == Kind::kInt ? i != 0 : kind == Kind::kUInt ? u != 0 : f != 0.0;
+    return v ? "true" : "false";
+  }
+  if (IsFloat(dtype)) {
+    double v = kind == Kind::kBool ? (b ? 1.0 : 0.0)
+             : kind == Kind::kInt ? static_cast<double>(i)
+             : kind == Kind::kUInt ? static_cast<double>(u) : f;
+    if (!std::isfinite(v)) return NonFinite(dtype, v);
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.17e", v);
+    return buf;
+  }
+  int64_t v = kind == Kind::kBool ? (b ? 1 : 0)
+            : kind == Kind::kInt ? i
+            : kind == Kind::kUInt ? static_cast<int64_t>(u)
+            : static_cast<int64_t>(f);  // callers clamp/round floats first
+  return std::to_string(WrapInt(v, dtype));
+}
+
+}  // namespace torchtpu::hlo

@@ -1,0 +1,52 @@
+// Element types and tensor types of the StableHLO we emit. No torch, no PJRT.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace torchtpu::hlo {
+
+enum class DType : uint8_t { kBool, kU8, kI8, kI16, kI32, kI64, kF16, kBF16, kF32, kF64 };
+
+// MLIR spelling: i1, ui8, i8, ..., bf16, f32.
+const char* DTypeName(DType dtype);
+size_t DTypeSize(DType dtype);
+bool IsFloat(DType dtype);
+bool IsSignedInt(DType dtype);
+bool IsUnsignedInt(DType dtype);  // bool counts as unsigned for comparisons
+inline bool IsInteger(DType d) { return IsSignedInt(d) || IsUnsignedInt(d); }
+
+using Shape = std::vector<int64_t>;
+
+int64_t NumElements(const Shape& shape);
+
+struct TensorType {
+  DType dtype = DType::kF32;
+  Shape shape;
+
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+  int64_t numel() const { return NumElements(shape); }
+  // "tensor<2x3xf32>", "tensor<f32>" for rank 0.
+  std::string str() const;
+  bool operator==(const TensorType& o) const { return dtype == o.dtype && shape == o.shape; }
+  bool operator!=(const TensorType& o) const { return !(*this == o); }
+};
+
+// A scalar constant in one of our element types. Floats keep a double; the
+// emitter writes non-finite values as their bit patterns.
+struct Literal {
+  enum class Kind : uint8_t { kBool, kInt, kUInt, kFloat } kind = Kind::kInt;
+  bool b = false;
+  int64_t i = 0;
+  uint64_t u = 0;
+  double f = 0.0;
+
+  static Literal Bool(bool v) { Literal l; l.kind = Kind::kBool; l.b = v; return l; }
+  static Literal Int(int64_t v) { Literal l; l.kind = Kind::kInt; l.i = v; return l; }
+  static Literal Float(double v) { Literal l; l.kind = Kind::kFloat; l.f = v; return l; }
+  // The value converted to `dtype` and spelled as an MLIR dense element.
+  std::string Spell(DType dtype) const;
+};
+
+}  // namespace torchtpu::hlo

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Sets everything up, then shows the tpu device off.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+.venv/bin/python examples/quickstart.py

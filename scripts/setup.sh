@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Sets up everything on a fresh machine: a virtual environment in .venv with
+# torch (the CPU wheel), the XLA CPU PJRT plugin and the build tools, then
+# builds and installs torchtpu into it. Safe to run again: it only does what
+# is missing, and rebuilds incrementally.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=${PYTHON:-python3.11}
+command -v "$PY" >/dev/null || PY=python3
+
+need_apt=()
+command -v cmake >/dev/null || need_apt+=(cmake)
+command -v ninja >/dev/null || need_apt+=(ninja-build)
+command -v ccache >/dev/null || need_apt+=(ccache)
+command -v g++ >/dev/null || need_apt+=(g++)
+if [ "${TORCHTPU_WITH_GTEST:-0}" = 1 ] && [ ! -f /usr/include/gtest/gtest.h ]; then need_apt+=(libgtest-dev); fi
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup: installing ${need_apt[*]} from Debian"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get install -y -q "${need_apt[@]}" >/dev/null 2>&1 ||
+    { $SUDO apt-get update -q >/dev/null && $SUDO apt-get install -y -q "${need_apt[@]}" >/dev/null; }
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv"
+  "$PY" -m venv .venv
+fi
+V=.venv/bin
+# torch==2.13.0 is the CPU wheel on this machine's disk; pinning it keeps pip
+# from pulling a CUDA build.
+if ! $V/python -c "import torch, xla_plugins.xla_cpu_pjrt, scikit_build_core, pytest, numpy" 2>/dev/null; then
+  echo "setup: installing torch, xla-cpu-pjrt and build tools into .venv"
+  $V/pip install -q torch==2.13.0 xla-cpu-pjrt numpy pytest "scikit-build-core>=0.10"
+fi
+
+echo "setup: building torchtpu (incremental)"
+export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
+$V/pip install -q --no-build-isolation --no-deps -e . 
+echo "setup: done"

@@ -1,0 +1,72 @@
+"""Shared pytest setup for the torchtpu suite.
+
+* Two CPU-plugin devices, so tpu:0 -> tpu:1 copies can be tested (set before
+  torch is imported: `import torch` autoloads torchtpu through the
+  `torch.backends` entry point and reads the setting then).
+* ``TORCHTPU_TEST_DEVICE=cpu`` runs the comparisons CPU-against-CPU (a check
+  of the tests themselves); tests marked ``needs_tpu`` are skipped then.
+* In the ``test_ops_*`` files no op may run through the CPU fallback unless
+  the test is marked ``allow_fallback``.
+"""
+import os
+import sys
+
+os.environ.setdefault("TORCHTPU_DEVICE_COUNT", "2")
+
+_TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
+if _TESTS_DIR not in sys.path:  # `import op_check` from every test module
+    sys.path.insert(0, _TESTS_DIR)
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+import op_check  # noqa: E402
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "allow_fallback: the test may run ops through torchtpu's CPU fallback "
+        "(otherwise test_ops_* tests fail when torchtpu.fallback_stats() is not empty)")
+    config.addinivalue_line(
+        "markers",
+        "needs_tpu: the test checks behaviour of the tpu device itself; skipped "
+        "when TORCHTPU_TEST_DEVICE=cpu (the CPU self-check of the suite)")
+
+
+def pytest_report_header(config):
+    return f"torchtpu tests: device under test = {op_check.DEVICE!r}"
+
+
+def pytest_collection_modifyitems(config, items):
+    if not op_check.ON_CPU:
+        return
+    skip = pytest.mark.skip(
+        reason="needs the tpu device: TORCHTPU_TEST_DEVICE=cpu runs only the CPU self-check")
+    for item in items:
+        if item.get_closest_marker("needs_tpu") is not None:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _no_cpu_fallback(request):
+    """test_ops_*: core ops must have tpu lowerings (no CPU fallback)."""
+    module = os.path.basename(str(request.node.fspath))
+    check = (module.startswith("test_ops_") and not op_check.ON_CPU
+             and request.node.get_closest_marker("allow_fallback") is None)
+    if not check:
+        yield
+        return
+    import torchtpu
+    torchtpu.reset_fallback_stats()
+    yield
+    stats = torchtpu.fallback_stats()
+    assert stats == {}, (
+        "ops ran through the CPU fallback: "
+        + ", ".join(f"{op} ({n}x)" for op, n in sorted(stats.items())))
+
+
+@pytest.fixture
+def device():
+    """The device under test as a string ("tpu" or "cpu")."""
+    return op_check.DEVICE

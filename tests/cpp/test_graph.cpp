@@ -1,0 +1,185 @@
+// graph/: signatures, view reads and writes checked against a host
+// reference, lowering errors, and the compile cache's hits and statistics.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "graph/compile_cache.h"
+#include "graph/lowering.h"
+#include "graph/signature.h"
+#include "test_plugin.h"
+
+using namespace torchtpu;
+using hlo::DType;
+
+namespace {
+
+REGISTER_LOWERING("test.identity", [](hlo::Builder&, const graph::Node&, const std::vector<hlo::Value>& in) {
+  return std::vector<hlo::Value>{in[0]};
+});
+REGISTER_LOWERING("test.add", [](hlo::Builder& b, const graph::Node&, const std::vector<hlo::Value>& in) {
+  return std::vector<hlo::Value>{b.Add(in[0], b.BroadcastTo(in[1], in[0].shape()))};
+});
+
+graph::View MakeView(std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset) {
+  graph::View v;
+  v.sizes = std::move(sizes);
+  v.strides = std::move(strides);
+  v.offset = offset;
+  return v;
+}
+
+// Host reference of a strided read.
+std::vector<float> Strided(const std::vector<float>& base, const graph::View& v) {
+  std::vector<float> out;
+  std::vector<int64_t> idx(v.sizes.size(), 0);
+  int64_t n = v.numel();
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t off = v.offset;
+    for (size_t d = 0; d < idx.size(); ++d) off += idx[d] * v.strides[d];
+    out.push_back(base[off]);
+    for (int64_t d = static_cast<int64_t>(idx.size()) - 1; d >= 0; --d) {
+      if (++idx[d] < v.sizes[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+graph::CompileCache& Cache() {
+  static graph::CompileCache cache(testing_plugin::Client());
+  return cache;
+}
+
+std::unique_ptr<pjrt::Buffer> Upload(const std::vector<float>& data) {
+  auto c = testing_plugin::Client();
+  return c->BufferFromHost(data.data(), pjrt::ElementType::kF32, {static_cast<int64_t>(data.size())}, c->devices()[0]);
+}
+
+std::vector<float> Download(pjrt::Buffer& b, size_t n) {
+  std::vector<float> out(n);
+  b.ToHost(out.data(), n * sizeof(float));
+  return out;
+}
+
+}  // namespace
+
+TEST(GraphSignature, EqualNodesShareAKeyAndViewsChangeIt) {
+  graph::Node a;
+  a.op = "test.identity";
+  a.args = {hlo::TensorType{DType::kF32, {12}}};
+  a.inputs = {graph::Input{0, MakeView({3, 4}, {4, 1}, 0)}};
+  graph::Node b = a;
+  EXPECT_EQ(graph::Signature(a), graph::Signature(b));
+  b.inputs[0].view = MakeView({4, 3}, {1, 4}, 0);
+  EXPECT_NE(graph::Signature(a), graph::Signature(b));
+  b = a;
+  b.attrs = {int64_t{1}};
+  EXPECT_NE(graph::Signature(a), graph::Signature(b));
+  graph::Node c = a;
+  c.attrs = {1.0};  // same bits as an int? the kind is part of the key
+  EXPECT_NE(graph::Signature(b), graph::Signature(c));
+}
+
+class GraphViewRead : public ::testing::TestWithParam<graph::View> {};
+
+TEST_P(GraphViewRead, MatchesHostReference) {
+  std::vector<float> base(40);
+  std::iota(base.begin(), base.end(), 1.0f);
+  graph::View v = GetParam();
+  graph::Node node;
+  node.op = "test.identity";
+  node.args = {hlo::TensorType{DType::kF32, {40}}};
+  node.inputs = {graph::Input{0, v}};
+  auto& entry = Cache().Get(node, 0);
+  auto buf = Upload(base);
+  auto launch = graph::Execute(entry, {buf.get()});
+  EXPECT_EQ(Download(*launch.results[0], v.numel()), Strided(base, v));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, GraphViewRead,
+    ::testing::Values(MakeView({40}, {1}, 0),                 // whole
+                      MakeView({3, 4}, {4, 1}, 5),            // contiguous range
+                      MakeView({4, 3}, {1, 4}, 0),            // transpose
+                      MakeView({2, 3}, {10, 2}, 1),           // step slices
+                      MakeView({3, 4}, {0, 1}, 2),            // expand
+                      MakeView({2, 2, 2}, {1, 8, 3}, 0),      // permuted, non-nesting strides
+                      MakeView({5, 3}, {2, 1}, 0),            // overlapping rows (unfold-like)
+                      MakeView({}, {}, 7),                    // scalar
+                      MakeView({0, 3}, {3, 1}, 0)));          // empty
+
+TEST(GraphViewWrite, WritesExactlyTheViewAndDonates) {
+  std::vector<float> base(12, 0.0f);
+  graph::Node node;
+  node.op = "test.add";
+  node.args = {hlo::TensorType{DType::kF32, {12}}, hlo::TensorType{DType::kF32, {}}};
+  graph::View v = MakeView({3, 2}, {4, 1}, 1);  // x[:, 1:3] of a 3x4
+  node.inputs = {graph::Input{0, v}, graph::Input{1, std::nullopt}};
+  node.writes = {graph::Write{0, 0, v, hlo::TensorType{DType::kF32, {12}}}};
+  auto& entry = Cache().Get(node, 0);
+  auto buf = Upload(base);
+  float one = 1.0f;
+  auto c = testing_plugin::Client();
+  auto scalar = c->BufferFromHost(&one, pjrt::ElementType::kF32, {}, c->devices()[0]);
+  auto launch = graph::Execute(entry, {buf.get(), scalar.get()});
+  EXPECT_TRUE(buf->IsDeleted());  // donated
+  std::vector<float> expect = {0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0};
+  EXPECT_EQ(Download(*launch.results[0], 12), expect);
+}
+
+TEST(GraphCache, HitsDoNotRecompileAndStatsCount) {
+  graph::CompileCache cache(testing_plugin::Client());
+  graph::Node node;
+  node.op = "test.identity";
+  node.args = {hlo::TensorType{DType::kF32, {6}}};
+  node.inputs = {graph::Input{0, MakeView({2, 3}, {3, 1}, 0)}};
+  graph::CacheEntry* first = &cache.Get(node, 0);
+  graph::CacheEntry* second = &cache.Get(node, 0);
+  EXPECT_EQ(first, second);
+  EXPECT_EQ(cache.misses(), 1);
+  EXPECT_EQ(cache.hits(), 1);
+  auto stats = cache.Stats();
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].hits, 1);
+  EXPECT_EQ(stats[0].description, "test.identity(f32[2,3])");
+  EXPECT_GT(stats[0].compile_seconds, 0.0);
+  EXPECT_EQ(cache.ResultTypes(node)[0].shape, (hlo::Shape{2, 3}));
+}
+
+TEST(GraphCache, UnknownOpAndBadShapesRaiseNamingTheOp) {
+  graph::CompileCache cache(testing_plugin::Client());
+  graph::Node node;
+  node.op = "test.missing";
+  node.args = {hlo::TensorType{DType::kF32, {2}}};
+  node.inputs = {graph::Input{0, std::nullopt}};
+  try {
+    cache.Get(node, 0);
+    FAIL() << "expected LoweringError";
+  } catch (const graph::LoweringError& e) {
+    EXPECT_NE(std::string(e.what()).find("test.missing(f32[2])"), std::string::npos) << e.what();
+  }
+  node.op = "test.add";
+  node.args.push_back(hlo::TensorType{DType::kF32, {3}});
+  node.inputs.push_back(graph::Input{1, std::nullopt});
+  try {
+    cache.Get(node, 0);
+    FAIL() << "expected LoweringError";
+  } catch (const graph::LoweringError& e) {
+    EXPECT_NE(std::string(e.what()).find("test.add(f32[2], f32[3])"), std::string::npos) << e.what();
+  }
+}
+
+TEST(GraphCache, RunsOnTheSecondDevice) {
+  graph::CompileCache cache(testing_plugin::Client());
+  graph::Node node;
+  node.op = "test.identity";
+  node.args = {hlo::TensorType{DType::kF32, {3}}};
+  node.inputs = {graph::Input{0, std::nullopt}};
+  auto& entry = cache.Get(node, 1);
+  auto c = testing_plugin::Client();
+  std::vector<float> data = {1, 2, 3};
+  auto buf = c->BufferFromHost(data.data(), pjrt::ElementType::kF32, {3}, c->devices()[1]);
+  auto launch = graph::Execute(entry, {buf.get()});
+  EXPECT_EQ(Download(*launch.results[0], 3), data);
+}

@@ -1,0 +1,128 @@
+// hlo/: golden text for small modules, type inference, and compile-and-run
+// through pjrt/ on the CPU plugin.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "hlo/builder.h"
+#include "pjrt/pjrt.h"
+#include "test_plugin.h"
+
+using namespace torchtpu;
+using hlo::DType;
+using hlo::TensorType;
+
+TEST(HloBuilder, GoldenAddWithDonation) {
+  hlo::Builder b("m");
+  auto x = b.Arg(TensorType{DType::kF32, {2, 3}}, 0);
+  auto y = b.Arg(TensorType{DType::kF32, {2, 3}});
+  b.Return({b.Add(x, y)});
+  EXPECT_EQ(b.Finish(),
+            "module @m {\n"
+            "  func.func public @main(%v0: tensor<2x3xf32> {tf.aliasing_output = 0 : i32}, %v1: tensor<2x3xf32>) -> (tensor<2x3xf32>) {\n"
+            "    %v2 = \"stablehlo.add\"(%v0, %v1) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>\n"
+            "    \"func.return\"(%v2) : (tensor<2x3xf32>) -> ()\n"
+            "  }\n"
+            "}\n");
+}
+
+TEST(HloBuilder, GoldenReduceRegion) {
+  hlo::Builder b("m");
+  auto x = b.Arg(TensorType{DType::kF32, {4}});
+  auto zero = b.Constant(hlo::Literal::Float(0), DType::kF32);
+  auto r = b.Reduce({x}, {zero}, {0}, [](hlo::Builder& rb, const std::vector<hlo::Value>& a) {
+    return std::vector<hlo::Value>{rb.Add(a[0], a[1])};
+  });
+  b.Return(r);
+  const std::string text = b.Finish();
+  EXPECT_NE(text.find("\"stablehlo.reduce\"(%v0, %v1) ({\n  ^bb0(%v2: tensor<f32>, %v3: tensor<f32>):"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("{dimensions = array<i64: 0>} : (tensor<4xf32>, tensor<f32>) -> tensor<f32>"), std::string::npos)
+      << text;
+}
+
+TEST(HloBuilder, InfersShapes) {
+  hlo::Builder b;
+  auto a = b.Arg(TensorType{DType::kBF16, {5, 2, 3}});
+  auto c = b.Arg(TensorType{DType::kBF16, {5, 3, 7}});
+  EXPECT_EQ(b.DotGeneral(a, c, {0}, {0}, {2}, {1}).shape(), (hlo::Shape{5, 2, 7}));
+  EXPECT_EQ(b.Transpose(a, {2, 0, 1}).shape(), (hlo::Shape{3, 5, 2}));
+  EXPECT_EQ(b.Slice(a, {0, 0, 0}, {5, 2, 3}, {2, 1, 2}).shape(), (hlo::Shape{3, 2, 2}));
+  EXPECT_EQ(b.BroadcastTo(b.Arg(TensorType{DType::kF32, {3}}), {4, 3}).shape(), (hlo::Shape{4, 3}));
+}
+
+TEST(HloBuilder, RejectsMismatchedOperands) {
+  hlo::Builder b;
+  auto x = b.Arg(TensorType{DType::kF32, {2}});
+  auto y = b.Arg(TensorType{DType::kF32, {3}});
+  EXPECT_THROW(b.Add(x, y), hlo::BuildError);
+  EXPECT_THROW(b.Reshape(x, {3}), hlo::BuildError);
+}
+
+TEST(HloLiteral, SpellsNonFiniteAndIntegers) {
+  EXPECT_EQ(hlo::Literal::Float(INFINITY).Spell(DType::kF32), "0x7F800000");
+  EXPECT_EQ(hlo::Literal::Float(-INFINITY).Spell(DType::kBF16), "0xFF80");
+  EXPECT_EQ(hlo::Literal::Float(NAN).Spell(DType::kF64), "0x7FF8000000000000");
+  EXPECT_EQ(hlo::Literal::Int(300).Spell(DType::kU8), "44");
+  EXPECT_EQ(hlo::Literal::Int(1).Spell(DType::kBool), "true");
+}
+
+namespace {
+
+std::vector<float> RunF32(const std::string& text, const std::vector<std::vector<float>>& inputs,
+                          const std::vector<std::vector<int64_t>>& dims, size_t out_numel) {
+  auto client = testing_plugin::Client();
+  auto exe = client->Compile(text, pjrt::CompileOptions{});
+  std::vector<std::unique_ptr<pjrt::Buffer>> bufs;
+  std::vector<pjrt::Buffer*> args;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    bufs.push_back(client->BufferFromHost(inputs[i].data(), pjrt::ElementType::kF32, dims[i], client->devices()[0]));
+    args.push_back(bufs.back().get());
+  }
+  auto result = exe->Execute({args});
+  std::vector<float> out(out_numel);
+  result.outputs[0][0]->ToHost(out.data(), out.size() * sizeof(float));
+  return out;
+}
+
+}  // namespace
+
+TEST(HloRun, ElementwiseChloAndReduce) {
+  hlo::Builder b;
+  auto x = b.Arg(TensorType{DType::kF32, {4}});
+  auto s = b.Unary("chlo.sinh", x);
+  auto sum = b.Reduce({s}, {b.Constant(hlo::Literal::Float(0), DType::kF32)}, {0},
+                      [](hlo::Builder& rb, const std::vector<hlo::Value>& a) {
+                        return std::vector<hlo::Value>{rb.Add(a[0], a[1])};
+                      })[0];
+  b.Return({b.Reshape(sum, {1})});
+  auto out = RunF32(b.Finish(), {{0.f, 0.5f, -1.f, 2.f}}, {{4}}, 1);
+  EXPECT_NEAR(out[0], std::sinh(0.5f) + std::sinh(-1.f) + std::sinh(2.f), 1e-5);
+}
+
+TEST(HloRun, DotTransposeSliceGatherScatter) {
+  hlo::Builder b;
+  auto x = b.Arg(TensorType{DType::kF32, {2, 3}});
+  auto xt = b.Transpose(x, {1, 0});                       // 3x2
+  auto p = b.DotGeneral(x, xt, {}, {}, {1}, {0});          // 2x2 = x @ x^T
+  auto flat = b.Reshape(p, {4});
+  auto idx = b.ConstantI64({3, 0}, {2, 1});
+  hlo::GatherDims g;
+  g.collapsed_slice_dims = {0};
+  g.start_index_map = {0};
+  g.index_vector_dim = 1;
+  g.slice_sizes = {1};
+  auto picked = b.Gather(flat, idx, g);                    // [p11, p00]
+  hlo::ScatterDims sd;
+  sd.inserted_window_dims = {0};
+  sd.scatter_dims_to_operand_dims = {0};
+  sd.index_vector_dim = 1;
+  auto upd = b.Scatter(flat, idx, picked, sd, [](hlo::Builder& rb, const std::vector<hlo::Value>& a) {
+    return std::vector<hlo::Value>{rb.Add(a[0], a[1])};
+  });
+  b.Return({b.Concatenate({picked, b.SliceDim(upd, 0, 0, 4, 3)}, 0)});
+  auto out = RunF32(b.Finish(), {{1, 2, 3, 4, 5, 6}}, {{2, 3}}, 4);
+  // x @ x^T = [[14, 32], [32, 77]]
+  EXPECT_EQ(out, (std::vector<float>{77, 14, 28, 154}));
+}

@@ -1,0 +1,51 @@
+"""Every TORCHTPU_* setting, declared once.
+
+Each setting says whether it changes the generated programs (and so belongs in
+the compile-cache key) or not; tests/test_settings.py keeps that list honest.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+
+
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    name: str
+    default: str
+    choices: tuple[str, ...] | None
+    in_cache_key: bool
+    help: str
+
+    def value(self) -> str:
+        raw = os.environ.get(self.name, self.default)
+        if self.choices is not None and raw not in self.choices:
+            raise ValueError(
+                f"{self.name}={raw!r} is not one of {', '.join(self.choices)}")
+        return raw
+
+
+SETTINGS: dict[str, Setting] = {s.name: s for s in [
+    Setting("TORCHTPU_PLATFORM", "cpu", None, True,
+            "PJRT plugin: cpu, cuda, tpu, or a path to a plugin .so"),
+    Setting("TORCHTPU_DEVICE_COUNT", "1", None, True,
+            "number of devices the CPU plugin exposes"),
+    Setting("TORCHTPU_EAGER_MODE", "strict", ("strict",), False,
+            "execution mode; strict eager compiles and launches each op"),
+    Setting("TORCHTPU_FALLBACK", "warn", ("allow", "warn", "error"), False,
+            "ops without a lowering: run on the CPU (allow), warn once per op, or raise"),
+    Setting("TORCHTPU_MEMORY_LIMIT", "0", None, False,
+            "bytes per device the allocator may hand out (0: no limit of ours)"),
+]}
+
+
+def get(name: str) -> str:
+    return SETTINGS[name].value()
+
+
+def get_int(name: str) -> int:
+    raw = get(name)
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not an integer") from None
