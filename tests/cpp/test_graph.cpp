@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <ostream>
 
 #include "graph/compile_cache.h"
 #include "graph/lowering.h"
@@ -82,6 +83,17 @@ TEST(GraphSignature, EqualNodesShareAKeyAndViewsChangeIt) {
 }
 
 class GraphViewRead : public ::testing::TestWithParam<graph::View> {};
+
+namespace torchtpu::graph {
+// Readable test names: sizes/strides/offset.
+void PrintTo(const View& v, std::ostream* os) {
+  *os << "sizes";
+  for (int64_t s : v.sizes) *os << "_" << s;
+  *os << " strides";
+  for (int64_t s : v.strides) *os << "_" << s;
+  *os << " offset_" << v.offset;
+}
+}  // namespace torchtpu::graph
 
 TEST_P(GraphViewRead, MatchesHostReference) {
   std::vector<float> base(40);

@@ -46,10 +46,11 @@ TEST(HloBuilder, InfersShapes) {
   hlo::Builder b;
   auto a = b.Arg(TensorType{DType::kBF16, {5, 2, 3}});
   auto c = b.Arg(TensorType{DType::kBF16, {5, 3, 7}});
+  auto v = b.Arg(TensorType{DType::kF32, {3}});
   EXPECT_EQ(b.DotGeneral(a, c, {0}, {0}, {2}, {1}).shape(), (hlo::Shape{5, 2, 7}));
   EXPECT_EQ(b.Transpose(a, {2, 0, 1}).shape(), (hlo::Shape{3, 5, 2}));
   EXPECT_EQ(b.Slice(a, {0, 0, 0}, {5, 2, 3}, {2, 1, 2}).shape(), (hlo::Shape{3, 2, 2}));
-  EXPECT_EQ(b.BroadcastTo(b.Arg(TensorType{DType::kF32, {3}}), {4, 3}).shape(), (hlo::Shape{4, 3}));
+  EXPECT_EQ(b.BroadcastTo(v, {4, 3}).shape(), (hlo::Shape{4, 3}));
 }
 
 TEST(HloBuilder, RejectsMismatchedOperands) {
