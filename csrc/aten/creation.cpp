@@ -24,6 +24,8 @@ at::Tensor& Fill(at::Tensor& self, const c10::Scalar& value) {
   return self;
 }
 
+at::Tensor& Zero(at::Tensor& self) { return Fill(self, 0); }
+
 at::Tensor& FillTensor(at::Tensor& self, const at::Tensor& value) {
   TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
               value.dim(), " dimensions.");
@@ -132,6 +134,7 @@ c10::Scalar LocalScalarDense(const at::Tensor& self) {
 void RegisterCreation() {
   Impl("fill_.Scalar", Fill);
   Impl("fill_.Tensor", FillTensor);
+  Impl("zero_", Zero);
   Impl("arange.start_out", ArangeOut);
   Impl("linspace.out", LinspaceOut);
   Impl("eye.m_out", EyeOut);
