@@ -1,6 +1,10 @@
 #include "aten/runtime.h"
 
 #include <c10/util/Exception.h>
+#include <fcntl.h>
+#include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
 
 namespace torchtpu::aten {
 namespace {
@@ -35,14 +39,43 @@ Runtime& Runtime::Get() {
   return *g_runtime;
 }
 
+namespace {
+// The XLA plugins log informational lines to stderr while they start
+// ("cpu_device_count set via create_options"); failures come back as PJRT
+// errors, so the start is run with stderr closed unless TORCHTPU_VERBOSE=1.
+class QuietStderr {
+ public:
+  QuietStderr() {
+    const char* verbose = std::getenv("TORCHTPU_VERBOSE");
+    if (verbose && std::string(verbose) == "1") return;
+    std::fflush(stderr);
+    saved_ = dup(2);
+    int null = open("/dev/null", O_WRONLY);
+    if (saved_ >= 0 && null >= 0) dup2(null, 2);
+    if (null >= 0) close(null);
+  }
+  ~QuietStderr() {
+    if (saved_ < 0) return;
+    std::fflush(stderr);
+    dup2(saved_, 2);
+    close(saved_);
+  }
+ private:
+  int saved_ = -1;
+};
+}  // namespace
+
 Runtime::Runtime(const RuntimeConfig& config) : memory_limit_(config.memory_limit) {
   std::string path = pjrt::ResolvePluginPath(config.platform, config.search_roots);
-  auto plugin = pjrt::Plugin::Load(path);
   std::map<std::string, pjrt::NamedValue> options;
   if (config.platform == "cpu" || path.find("xla_cpu") != std::string::npos) {
     options["cpu_device_count"] = config.cpu_device_count;
   }
-  client_ = pjrt::Client::Create(plugin, options);
+  {
+    QuietStderr quiet;
+    auto plugin = pjrt::Plugin::Load(path);
+    client_ = pjrt::Client::Create(plugin, options);
+  }
   TORCH_CHECK(!client_->devices().empty(), "torchtpu: the PJRT client at ", path, " has no devices");
   cache_ = std::make_unique<graph::CompileCache>(client_);
   for (size_t i = 0; i < client_->devices().size(); ++i) {

@@ -251,6 +251,11 @@ Value Builder::Clamp(Value lo, Value x, Value hi) {
 
 Value Builder::Convert(Value x, DType to) {
   if (x.dtype() == to) return x;
+  // Floats to narrow integers go through i64 so out-of-range values wrap, as
+  // C casts do on x86 (and so PyTorch's CPU kernels), instead of saturating.
+  if (IsFloat(x.dtype()) && (to == DType::kU8 || to == DType::kI8 || to == DType::kI16)) {
+    x = Convert(x, DType::kI64);
+  }
   return Op("stablehlo.convert", {x}, {TensorType{to, x.shape()}})[0];
 }
 
