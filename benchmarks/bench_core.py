@@ -37,14 +37,14 @@ def best_of(fn, device: str, repeats: int, inner: int) -> float:
 
 
 def elementwise_latency(device: str) -> float:
-    x = torch.randn(16, device=device)
-    y = torch.randn(16, device=device)
+    x = torch.randn(16).to(device)
+    y = torch.randn(16).to(device)
     return best_of(lambda: x + y, device, repeats=5, inner=500)
 
 
 def matmul_gflops(device: str, n: int = 1024) -> float:
-    a = torch.randn(n, n, device=device)
-    b = torch.randn(n, n, device=device)
+    a = torch.randn(n, n).to(device)
+    b = torch.randn(n, n).to(device)
     seconds = best_of(lambda: a @ b, device, repeats=5, inner=5)
     return 2 * n**3 / seconds / 1e9
 

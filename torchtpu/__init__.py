@@ -5,53 +5,23 @@
 """
 from __future__ import annotations
 
-import site
-import sys
-
-import torch
-
-from . import _settings
-
 __version__ = "0.1.0"
-
-_registered = False
-
-
-def _search_roots() -> list[str]:
-    roots = [p for p in sys.path if p]
-    try:
-        roots += site.getsitepackages()
-    except AttributeError:  # virtualenvs without getsitepackages
-        pass
-    return roots
-
-
-def _register() -> None:
-    global _registered
-    if _registered:
-        return
-    from . import _C
-    _C._configure(
-        _settings.get("TORCHTPU_PLATFORM"),
-        _settings.get_int("TORCHTPU_DEVICE_COUNT"),
-        _search_roots(),
-        _settings.get_int("TORCHTPU_MEMORY_LIMIT"),
-        _settings.get("TORCHTPU_FALLBACK"),
-    )
-    torch.utils.rename_privateuse1_backend("tpu")
-    from . import _device_module
-    torch._register_device_module("tpu", _device_module)
-    torch.utils.generate_methods_for_privateuse1_backend(
-        for_tensor=True, for_module=True, for_storage=True)
-    _C._init()
-    _registered = True
 
 
 def _autoload() -> None:
-    """Entry point of the `torch.backends` group, run by `import torch`."""
-    _register()
+    """Entry point of the `torch.backends` group, run at the end of `import torch`.
 
+    Defined before `import torch` below: when the user imports torchtpu first,
+    that import runs torch's autoload, which finds this module half-built.
+    """
+    from ._registration import register
+    register()
+
+
+import torch  # noqa: E402
+
+from ._registration import register as _register  # noqa: E402
 
 _register()
 
-from ._api import fallback_stats, reset_fallback_stats, compile_cache_stats  # noqa: E402
+from ._api import compile_cache_stats, fallback_stats, reset_fallback_stats  # noqa: E402,F401
