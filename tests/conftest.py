@@ -18,7 +18,7 @@ if _TESTS_DIR not in sys.path:  # `import op_check` from every test module
     sys.path.insert(0, _TESTS_DIR)
 
 import pytest  # noqa: E402
-import torch  # noqa: E402
+import torch  # noqa: E402,F401 - first imported here, after the settings above
 
 import op_check  # noqa: E402
 

@@ -249,7 +249,8 @@ def assert_same(actual, expected, dtype_tol=None, path="result"):
     if isinstance(expected, torch.Tensor):
         assert isinstance(actual, torch.Tensor), f"{path}: expected a tensor, got {type(actual)}"
         assert actual.dtype == expected.dtype, f"{path}: dtype {actual.dtype} != {expected.dtype}"
-        assert actual.shape == expected.shape, f"{path}: shape {tuple(actual.shape)} != {tuple(expected.shape)}"
+        assert actual.shape == expected.shape, (
+            f"{path}: shape {tuple(actual.shape)} != {tuple(expected.shape)}")
         rtol, atol = tol_for(expected.dtype, dtype_tol)
         torch.testing.assert_close(
             actual.cpu(), expected, rtol=rtol, atol=atol, equal_nan=True,
@@ -270,9 +271,11 @@ def assert_same(actual, expected, dtype_tol=None, path="result"):
         if math.isnan(expected):
             assert math.isnan(actual), f"{path}: {actual} is not nan"
         else:
-            assert actual == pytest.approx(expected, rel=rtol, abs=atol), f"{path}: {actual} != {expected}"
+            assert actual == pytest.approx(expected, rel=rtol, abs=atol), (
+                f"{path}: {actual} != {expected}")
     else:
-        assert type(actual) is type(expected) and actual == expected, f"{path}: {actual!r} != {expected!r}"
+        assert type(actual) is type(expected) and actual == expected, (
+            f"{path}: {actual!r} != {expected!r}")
 
 
 def _describe(obj):

@@ -319,6 +319,21 @@ def test_python_scalar_operand(op, scalar, dtype):
     compare(lambda x: op(x, scalar), t)
 
 
+@pytest.mark.parametrize("op", [
+    pytest.param(lambda t, s: t == s, id="eq"), pytest.param(lambda t, s: t != s, id="ne"),
+    pytest.param(lambda t, s: t < s, id="lt"), pytest.param(lambda t, s: t <= s, id="le"),
+    pytest.param(lambda t, s: t > s, id="gt"), pytest.param(lambda t, s: t >= s, id="ge"),
+])
+def test_comparison_with_scalars(op):
+    # int/float scalars against float32, int64 and bool tensors (and 0-dim
+    # tensors); the smallint values make == and <= see equal elements.
+    for dt in (F32, I64, BOOL):
+        x = _gen((3, 4), dt, 0, smallint=True)
+        compare(lambda t: (op(t, 1), op(t, 0.5), op(t, -2), op(t, True)), x)
+    compare(lambda t, z: op(t, z), _gen((3, 4), F32, 0, smallint=True), torch.tensor(1))
+    compare(lambda t, z: op(t, z), _gen((3, 4), I64, 0, smallint=True), torch.tensor(0.5))
+
+
 def test_scalar_promotion_dtypes():
     # Python scalars only promote across categories (int -> float -> ...).
     compare(lambda x: x + 2, _t(I32))

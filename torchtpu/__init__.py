@@ -13,9 +13,15 @@ def _autoload() -> None:
 
     Defined before `import torch` below: when the user imports torchtpu first,
     that import runs torch's autoload, which finds this module half-built.
+    A failure here warns instead of raising, so a broken torchtpu never breaks
+    `import torch`; `import torchtpu` raises the same error in full.
     """
-    from ._registration import register
-    register()
+    try:
+        from ._registration import register
+        register()
+    except Exception as e:  # noqa: BLE001
+        import warnings
+        warnings.warn(f"torchtpu: the tpu device is unavailable: {e}", RuntimeWarning, stacklevel=2)
 
 
 import torch  # noqa: E402

@@ -28,6 +28,9 @@ REGISTER_LOWERING("cat", [](Builder& b, const graph::Node& n, const Values& in) 
 at::Tensor CatImpl(const at::ITensorListRef& tensors, int64_t dim, at::Tensor* out) {
   std::vector<at::Tensor> list(tensors.begin(), tensors.end());
   TORCH_CHECK(!list.empty(), "torch.cat(): expected a non-empty list of Tensors");
+  for (size_t i = 0; i < list.size(); ++i) {
+    TORCH_CHECK(list[i].dim() > 0, "zero-dimensional tensor (at position ", i, ") cannot be concatenated");
+  }
   c10::ScalarType result = out ? out->scalar_type() : at::native::result_type(list);
   // Legacy: 1-D empty tensors are skipped whatever the other shapes.
   std::vector<at::Tensor> used;
