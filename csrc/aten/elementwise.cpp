@@ -26,8 +26,12 @@ enum class Promotion {
   kWhere,       // condition apart; the rest by result_type
 };
 
+// Operand dtypes PyTorch's CPU kernels refuse; we refuse them the same way.
+enum Rejects : int { kNone = 0, kBool = 1, kIntegral = 2 };
+
 struct Spec {
   Promotion promotion;
+  int rejects = kNone;
 };
 
 const std::map<std::string, Spec>& Specs() {
@@ -49,9 +53,13 @@ const std::map<std::string, Spec>& Specs() {
       {"where", {Promotion::kWhere}}, {"lerp", {Promotion::kDefault}},
       {"addcmul", {Promotion::kDefault}}, {"addcdiv", {Promotion::kDefault}},
       {"clamp", {Promotion::kDefault}},
-      {"abs", {Promotion::kSame}}, {"neg", {Promotion::kSame}}, {"sign", {Promotion::kSame}},
-      {"sgn", {Promotion::kSame}}, {"floor", {Promotion::kSame}}, {"ceil", {Promotion::kSame}},
-      {"round", {Promotion::kSame}}, {"trunc", {Promotion::kSame}}, {"frac", {Promotion::kSame}},
+      {"abs", {Promotion::kSame, kBool}}, {"neg", {Promotion::kSame, kBool}}, {"sign", {Promotion::kSame}},
+      {"sgn", {Promotion::kSame}}, {"floor", {Promotion::kSame, kBool}}, {"ceil", {Promotion::kSame, kBool}},
+      {"round", {Promotion::kSame, kBool}}, {"trunc", {Promotion::kSame, kBool}},
+      {"frac", {Promotion::kSame, kBool | kIntegral}}, {"relu", {Promotion::kSame, kBool}},
+      {"signbit", {Promotion::kBoolOut}}, {"copysign", {Promotion::kFloat}},
+      {"logaddexp", {Promotion::kFloat, kBool | kIntegral}}, {"xlogy", {Promotion::kFloat}},
+      {"erfc", {Promotion::kFloat}}, {"isposinf", {Promotion::kBoolOut}}, {"isneginf", {Promotion::kBoolOut}},
       {"bitwise_not", {Promotion::kSame}},
       {"nan_to_num", {Promotion::kSame}},
       {"exp", {Promotion::kFloat}}, {"exp2", {Promotion::kFloat}}, {"expm1", {Promotion::kFloat}},
@@ -159,6 +167,20 @@ void BoxedElementwise(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     case Promotion::kSame: compute = result = operands[0].ForPromotion().scalar_type(); break;
     default: break;
   }
+  if (spec.rejects != kNone) {
+    c10::ScalarType t = operands[0].ForPromotion().scalar_type();
+    bool bad = ((spec.rejects & kBool) && t == c10::kBool) ||
+               ((spec.rejects & kIntegral) && at::isIntegralType(t, /*includeBool=*/false));
+    TORCH_CHECK_NOT_IMPLEMENTED(!bad, "\"", name, "\" not implemented for '", c10::toString(t), "'");
+  }
+  if (base == "sub") {
+    for (const Operand& o : operands) {
+      bool is_bool = o.tensor.defined() ? o.tensor.scalar_type() == c10::kBool : o.scalar.isBoolean();
+      TORCH_CHECK(!is_bool || !o.present,
+                  "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+                  "invert a mask, use the `~` or `logical_not()` operator instead.");
+    }
+  }
   if (inplace) {
     TORCH_CHECK(c10::canCast(result, operands[0].tensor.scalar_type()), "result type ", result,
                 " can't be cast to the desired output type ", operands[0].tensor.scalar_type());
@@ -236,9 +258,16 @@ void RegisterElementwise() {
   binary("pow", {"Tensor_Tensor", "Tensor_Tensor_out", "Tensor_Scalar", "Tensor_Scalar_out", "Scalar", "Scalar_out"});
   binary("pow_", {"Tensor", "Scalar"});
   for (const char* op : {"atan2", "maximum", "minimum", "fmax", "fmin", "hypot", "logical_and", "logical_or",
+                         "logaddexp",
                          "logical_xor", "lerp", "addcmul", "addcdiv"}) {
     binary(op, {"", "out"});
   }
+  binary("copysign", {"Tensor", "out", "Scalar", "Scalar_out"});
+  binary("copysign_", {"Tensor", "Scalar"});
+  binary("xlogy", {"Scalar_Self", "Scalar_Other", "OutScalar_Self", "OutScalar_Other", "Tensor", "OutTensor"});
+  binary("xlogy_", {"Tensor", "Scalar_Other"});
+  binary("relu", {""});
+  binary("relu_", {""});
   for (const char* op : {"atan2_", "hypot_", "logical_and_", "logical_or_", "logical_xor_", "addcmul_", "addcdiv_"}) {
     binary(op, {""});
   }
@@ -263,13 +292,14 @@ void RegisterElementwise() {
   for (const char* op : {"abs", "neg", "sign", "sgn", "floor", "ceil", "trunc", "frac", "bitwise_not", "logical_not",
                          "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal",
                          "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
-                         "atanh", "sigmoid", "erf", "erfinv", "round", "nan_to_num"}) {
+                         "atanh", "sigmoid", "erf", "erfc", "erfinv", "round", "nan_to_num"}) {
     binary(op, {"", "out"});
     binary(std::string(op) + "_", {""});
   }
   binary("round", {"decimals", "decimals_out"});
   binary("round_", {"decimals"});
   for (const char* op : {"isnan", "isinf", "isfinite"}) binary(op, {""});
+  for (const char* op : {"isposinf", "isneginf", "signbit"}) binary(op, {"", "out"});
   ImplBoxed<&BoxedElementwise>(names);
 }
 

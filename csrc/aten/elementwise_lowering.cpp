@@ -22,9 +22,23 @@ Value Trunc(Builder& b, Value x) {
   return b.Select(neg, b.Unary("ceil", x), b.Unary("floor", x));
 }
 
+// (0 < x) - (x < 0), as PyTorch: NaN gives 0, not NaN.
 Value Sign(Builder& b, Value x) {
   if (x.dtype() == DType::kBool) return x;
-  return b.Unary("sign", x);
+  if (!hlo::IsFloat(x.dtype())) return b.Unary("sign", x);
+  Value zero = Splat(b, 0, x);
+  return b.Sub(b.Convert(b.Cmp(x, zero, Compare::kGT), x.dtype()), b.Convert(b.Cmp(x, zero, Compare::kLT), x.dtype()));
+}
+
+// The sign bit, also of -0.0 and NaN: the float's bits read as a signed integer.
+Value SignBit(Builder& b, Value x) {
+  if (x.dtype() == DType::kBool || hlo::IsUnsignedInt(x.dtype())) {
+    return b.Constant(Literal::Bool(false), DType::kBool, x.shape());
+  }
+  if (!hlo::IsFloat(x.dtype())) return b.Cmp(x, SplatInt(b, 0, x), Compare::kLT);
+  DType bits = hlo::DTypeSize(x.dtype()) == 2 ? DType::kI16 : hlo::DTypeSize(x.dtype()) == 4 ? DType::kI32 : DType::kI64;
+  Value i = b.BitcastConvert(x, bits);
+  return b.Cmp(i, SplatInt(b, 0, i), Compare::kLT);
 }
 
 // PyTorch's floor division (c10::div_floor_floating / _integer).
@@ -141,6 +155,23 @@ const std::map<std::string, Fn>& Table() {
       {"le", [](Builder& b, const graph::Node&, const Values& v) { return b.Cmp(v[0], v[1], Compare::kLE); }},
       {"gt", [](Builder& b, const graph::Node&, const Values& v) { return b.Cmp(v[0], v[1], Compare::kGT); }},
       {"ge", [](Builder& b, const graph::Node&, const Values& v) { return b.Cmp(v[0], v[1], Compare::kGE); }},
+      {"copysign", [](Builder& b, const graph::Node&, const Values& v) {
+         Value mag = b.Unary("abs", v[0]);
+         return b.Select(SignBit(b, v[1]), b.Unary("negate", mag), mag);
+       }},
+      {"logaddexp", [](Builder& b, const graph::Node&, const Values& v) {
+         // max + log1p(exp(-|a - b|)); equal infinities return themselves.
+         Value m = b.Max(v[0], v[1]);
+         Value d = b.Unary("negate", b.Unary("abs", b.Sub(v[0], v[1])));
+         Value r = b.Add(m, b.Unary("log_plus_one", b.Unary("exponential", d)));
+         Value same_inf = And(b, b.Unary("chlo.is_inf", v[0]), b.Cmp(v[0], v[1], Compare::kEQ));
+         return b.Select(same_inf, v[0], r);
+       }},
+      {"xlogy", [](Builder& b, const graph::Node&, const Values& v) {
+         Value r = b.Mul(v[0], b.Unary("log", v[1]));
+         Value x_zero = And(b, b.Cmp(v[0], Splat(b, 0, v[0]), Compare::kEQ), Not(b, IsNan(b, v[1])));
+         return b.Select(x_zero, Splat(b, 0, v[0]), r);
+       }},
       // --- ternary
       {"where", [](Builder& b, const graph::Node&, const Values& v) { return b.Select(v[0], v[1], v[2]); }},
       {"lerp", [](Builder& b, const graph::Node&, const Values& v) {
@@ -167,6 +198,11 @@ const std::map<std::string, Fn>& Table() {
          return x;
        }},
       // --- unary, same dtype
+      {"relu", [](Builder& b, const graph::Node&, const Values& v) {
+         if (v[0].dtype() == DType::kBool) return v[0];
+         return MaxMin(b, v[0], Splat(b, 0, v[0]), true);
+       }},
+      {"signbit", [](Builder& b, const graph::Node&, const Values& v) { return SignBit(b, v[0]); }},
       {"abs", [](Builder& b, const graph::Node&, const Values& v) {
          return v[0].dtype() == DType::kBool ? v[0] : b.Unary("abs", v[0]);
        }},
@@ -233,12 +269,21 @@ const std::map<std::string, Fn>& Table() {
       {"atanh", [](Builder& b, const graph::Node&, const Values& v) { return b.Unary("chlo.atanh", v[0]); }},
       {"sigmoid", [](Builder& b, const graph::Node&, const Values& v) { return b.Unary("logistic", v[0]); }},
       {"erf", [](Builder& b, const graph::Node&, const Values& v) { return b.Unary("chlo.erf", v[0]); }},
+      {"erfc", [](Builder& b, const graph::Node&, const Values& v) { return b.Unary("chlo.erfc", v[0]); }},
       {"erfinv", [](Builder& b, const graph::Node&, const Values& v) { return b.Unary("chlo.erf_inv", v[0]); }},
       // --- unary, boolean result
       {"isnan", [](Builder& b, const graph::Node&, const Values& v) { return IsNan(b, v[0]); }},
       {"isinf", [](Builder& b, const graph::Node&, const Values& v) {
          if (!hlo::IsFloat(v[0].dtype())) return b.Constant(Literal::Bool(false), DType::kBool, v[0].shape());
          return b.Unary("chlo.is_inf", v[0]);
+       }},
+      {"isposinf", [](Builder& b, const graph::Node&, const Values& v) {
+         if (!hlo::IsFloat(v[0].dtype())) return b.Constant(Literal::Bool(false), DType::kBool, v[0].shape());
+         return b.Unary("chlo.is_pos_inf", v[0]);
+       }},
+      {"isneginf", [](Builder& b, const graph::Node&, const Values& v) {
+         if (!hlo::IsFloat(v[0].dtype())) return b.Constant(Literal::Bool(false), DType::kBool, v[0].shape());
+         return b.Unary("chlo.is_neg_inf", v[0]);
        }},
       {"isfinite", [](Builder& b, const graph::Node&, const Values& v) {
          if (!hlo::IsFloat(v[0].dtype())) return b.Constant(Literal::Bool(true), DType::kBool, v[0].shape());

@@ -128,7 +128,8 @@ std::pair<std::vector<int64_t>, std::vector<at::Tensor>> ExpandIndices(
       ++dim;
       continue;
     }
-    at::Tensor index = *t;
+    // CPU index tensors are accepted, as CUDA accepts them.
+    at::Tensor index = t->device() == self.device() ? *t : t->to(self.device());
     if (index.scalar_type() == c10::kBool || index.scalar_type() == c10::kByte) {
       for (int64_t j = 0; j < index.dim(); ++j) {
         TORCH_CHECK_INDEX(dim + j < self.dim() && index.size(j) == self.size(dim + j), "The shape of the mask ",
@@ -146,7 +147,7 @@ std::pair<std::vector<int64_t>, std::vector<at::Tensor>> ExpandIndices(
                       "tensors used as indices must be long, int, byte or bool tensors");
     TORCH_CHECK_INDEX(dim < self.dim(), "too many indices for tensor of dimension ", self.dim());
     pos.push_back(dim++);
-    idx.push_back(index.device().is_cpu() ? index.to(self.device()) : index);
+    idx.push_back(index);
   }
   return {pos, idx};
 }
@@ -231,9 +232,82 @@ at::Tensor& MaskedSelectOut(const at::Tensor& self, const at::Tensor& mask, at::
   return out;
 }
 
+at::Tensor Take(const at::Tensor& self, const at::Tensor& index) {
+  CheckIndex(index, "take");
+  at::Tensor flat = self.reshape({-1});
+  return IndexSelect(flat, 0, index.reshape({-1})).view(index.sizes());
+}
+
+// index_add / index_copy / index_fill: a scatter along `dim` whose updates
+// are `source` (or the fill value) with `dim` as the scatter dimension.
+OpCall IndexScatter(const at::Tensor& self, int64_t dim, const at::Tensor& index, const std::string& mode) {
+  CheckIndex(index, ("index_" + mode).c_str());
+  TORCH_CHECK_INDEX(index.dim() <= 1, "index_", mode, "_(): Index is supposed to be a vector");
+  int64_t d = c10::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  OpCall call("index_scatter");
+  call.Attr(self.dim() == 0 ? int64_t{0} : d).Attr(mode).In(self).In(index.reshape({-1}));
+  return call;
+}
+at::Tensor& IndexAddOut(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                        const c10::Scalar& alpha, at::Tensor& out) {
+  OpCall call = IndexScatter(self, dim, index, "add");
+  call.In(source).Scalar(alpha, self.scalar_type());
+  at::native::resize_output(out, self.sizes());
+  call.RunInto({out});
+  return out;
+}
+at::Tensor IndexAdd(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                    const c10::Scalar& alpha) {
+  return IndexScatter(self, dim, index, "add").In(source).Scalar(alpha, self.scalar_type()).Run1();
+}
+at::Tensor& IndexAddInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                            const c10::Scalar& alpha) {
+  IndexScatter(self, dim, index, "add").In(source).Scalar(alpha, self.scalar_type()).RunInto({self});
+  return self;
+}
+at::Tensor IndexCopy(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
+  return IndexScatter(self, dim, index, "copy").In(source).Run1();
+}
+at::Tensor& IndexCopyInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
+  IndexScatter(self, dim, index, "copy").In(source).RunInto({self});
+  return self;
+}
+at::Tensor& IndexCopyOut(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source, at::Tensor& out) {
+  at::native::resize_output(out, self.sizes());
+  IndexScatter(self, dim, index, "copy").In(source).RunInto({out});
+  return out;
+}
+at::Tensor& IndexFillInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
+  IndexScatter(self, dim, index, "copy").Scalar(value, self.scalar_type()).RunInto({self});
+  return self;
+}
+at::Tensor& IndexFillTensorInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+              value.dim(), " dimension(s).");
+  IndexScatter(self, dim, index, "copy").In(value).RunInto({self});
+  return self;
+}
+at::Tensor IndexFill(const at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
+  return IndexScatter(self, dim, index, "copy").Scalar(value, self.scalar_type()).Run1();
+}
+at::Tensor IndexFillTensor(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& value) {
+  return IndexScatter(self, dim, index, "copy").In(value).Run1();
+}
+
 }  // namespace
 
 void RegisterIndexing() {
+  Impl("take", Take);
+  Impl("index_add", IndexAdd);
+  Impl("index_add_", IndexAddInplace);
+  Impl("index_add.out", IndexAddOut);
+  Impl("index_copy", IndexCopy);
+  Impl("index_copy_", IndexCopyInplace);
+  Impl("index_copy.out", IndexCopyOut);
+  Impl("index_fill_.int_Scalar", IndexFillInplace);
+  Impl("index_fill_.int_Tensor", IndexFillTensorInplace);
+  Impl("index_fill.int_Scalar", IndexFill);
+  Impl("index_fill.int_Tensor", IndexFillTensor);
   Impl("index_select", IndexSelect);
   Impl("index_select.out", IndexSelectOut);
   Impl("gather", Gather);

@@ -190,6 +190,30 @@ REGISTER_LOWERING("index_put", [](Builder& b, const graph::Node& n, const Values
   return Values{b.Transpose(updated, back)};
 });
 
+// attrs: 0 dim, 1 mode (add, copy). inputs: self, index [n], source (or a
+// scalar fill value), [alpha for add].
+REGISTER_LOWERING("index_scatter", [](Builder& b, const graph::Node& n, const Values& in) {
+  int64_t dim = n.IntAttr(0);
+  bool add = n.StrAttr(1) == "add";
+  Value x = in[0];
+  if (x.rank() == 0) x = b.Reshape(x, {1});
+  int64_t count = in[1].type.numel();
+  if (count == 0) return Values{in[0]};
+  hlo::Shape update_shape = x.shape();
+  update_shape[dim] = count;
+  Value updates = b.Convert(in[2], x.dtype());
+  updates = updates.rank() == 0 ? b.BroadcastTo(updates, update_shape) : b.Reshape(updates, update_shape);
+  if (add && in.size() > 3) updates = b.Mul(updates, b.BroadcastTo(b.Convert(in[3], x.dtype()), update_shape));
+  Value idx = b.Reshape(WrapIndex(b, in[1], x.shape()[dim]), {count, 1});
+  hlo::ScatterDims s;
+  for (int64_t d = 0; d < x.rank(); ++d) if (d != dim) s.update_window_dims.push_back(d);
+  s.inserted_window_dims = {dim};
+  s.scatter_dims_to_operand_dims = {dim};
+  s.index_vector_dim = 1;
+  Value r = b.Scatter(x, idx, updates, s, Combiner(add ? "add" : ""));
+  return Values{b.Reshape(r, in[0].shape())};
+});
+
 REGISTER_LOWERING("masked_fill", [](Builder& b, const graph::Node&, const Values& in) {
   Value x = in[0];
   hlo::Shape shape = BroadcastShapes({x.shape(), in[1].shape()});

@@ -46,6 +46,7 @@ REGISTER_LOWERING("matmul", [](Builder& b, const graph::Node& n, const Values& i
 });
 
 void CheckSameDtype(const at::Tensor& a, const at::Tensor& b, const char* name) {
+  TORCH_CHECK_NOT_IMPLEMENTED(a.scalar_type() != c10::kBool, "\"", name, "\" not implemented for 'Bool'");
   TORCH_CHECK(a.scalar_type() == b.scalar_type(), "expected m1 and m2 to have the same dtype, but got: ",
               a.scalar_type(), " != ", b.scalar_type());
 }

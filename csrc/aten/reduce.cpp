@@ -185,6 +185,7 @@ std::tuple<at::Tensor&, at::Tensor&> MinDimOut(const at::Tensor& self, int64_t d
 }
 
 at::Tensor ArgImpl(const char* kind, const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, at::Tensor* out) {
+  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != c10::kBool, "\"", kind, "_cpu\" not implemented for 'Bool'");
   std::vector<int64_t> dims;
   if (dim) {
     dims = {c10::maybe_wrap_dim(*dim, std::max<int64_t>(self.dim(), 1))};
@@ -360,9 +361,22 @@ at::Tensor& LogSoftmaxOut(const at::Tensor& self, int64_t dim, bool h, at::Tenso
   return out;
 }
 
+std::tuple<at::Tensor, at::Tensor> Aminmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  std::vector<int64_t> dims;
+  if (dim) dims.push_back(*dim);
+  return {Extreme("amin", self, dims, keepdim, nullptr), Extreme("amax", self, dims, keepdim, nullptr)};
+}
+
+at::Tensor CountNonzero(const at::Tensor& self, c10::IntArrayRef dim) {
+  OpCall call = Reduction("sum", self.ne(0), Dims(self, dim), false, c10::kLong, c10::kLong);
+  return call.Run1();
+}
+
 }  // namespace
 
 void RegisterReductions() {
+  Impl("aminmax", Aminmax);
+  Impl("count_nonzero.dim_IntList", CountNonzero);
   Impl("sum", SumAll);
   Impl("sum.dim_IntList", SumDim);
   Impl("sum.IntList_out", SumOut);
