@@ -22,6 +22,10 @@ void RegisterAllOps() {
   RegisterLinalg();
   RegisterShapeOps();
   RegisterIndexing();
+  RegisterRandom();
+  RegisterNN();
+  RegisterConvPool();
+  RegisterAutocast();
 }
 
 }  // namespace torchtpu::aten

@@ -39,6 +39,10 @@ void RegisterLinalg();
 void RegisterShapeOps();
 void RegisterIndexing();
 void RegisterCreation();
+void RegisterRandom();      // random.cpp
+void RegisterNN();          // nn.cpp: activations, losses, norms and their backward ops
+void RegisterConvPool();    // conv_pool.cpp: convolution, pooling, interpolation
+void RegisterAutocast();    // autocast.cpp
 void RegisterAllOps();
 
 }  // namespace torchtpu::aten

@@ -1,0 +1,8 @@
+// (being written)
+#include "aten/registry.h"
+
+namespace torchtpu::aten {
+
+void RegisterAutocast() {}
+
+}  // namespace torchtpu::aten
