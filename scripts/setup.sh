@@ -29,9 +29,9 @@ fi
 V=.venv/bin
 # torch==2.13.0 is the CPU wheel on this machine's disk; pinning it keeps pip
 # from pulling a CUDA build.
-if ! $V/python -c "import torch, xla_plugins.xla_cpu_pjrt, scikit_build_core, pytest, numpy" 2>/dev/null; then
+if ! $V/python -c "import torch, xla_plugins.xla_cpu_pjrt, scikit_build_core, pytest, numpy, expecttest" 2>/dev/null; then
   echo "setup: installing torch, xla-cpu-pjrt and build tools into .venv"
-  $V/pip install -q torch==2.13.0 xla-cpu-pjrt numpy pytest "scikit-build-core>=0.10"
+  $V/pip install -q torch==2.13.0 xla-cpu-pjrt numpy pytest expecttest "scikit-build-core>=0.10"
 fi
 
 echo "setup: building torchtpu (incremental)"

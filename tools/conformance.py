@@ -1,0 +1,360 @@
+"""OpInfo conformance: PyTorch's own op database run on `tpu`, compared with CPU.
+
+For every OpInfo in torch.testing._internal.common_methods_invocations.op_db
+and every dtype of DTYPES that the op supports on CPU, the op's sample inputs
+run on CPU and on tpu; results are compared with the tolerances in
+TOLERANCES. Backward (float32, ops that support autograd) compares the
+gradients of a sum of the outputs. Each (op, dtype) gets one status:
+
+  pass      every sample matches CPU
+  mismatch  a sample's result differs from CPU beyond tolerance
+  error     tpu raised where CPU did not (or crashed the worker)
+  skip      CPU itself raised on every sample (nothing to compare)
+
+and `native` says whether every tpu call ran without the CPU fallback.
+
+Workers run ops in a subprocess, so an op that crashes the process is recorded
+as an error and the run goes on.
+
+  python tools/conformance.py                 # full run -> docs/conformance.{json,md}
+  python tools/conformance.py --fast          # CI subset, prints the summary
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+
+DTYPES = ("float32", "bfloat16", "int64", "bool")
+# (rtol, atol) per dtype; reasons in docs/conformance.md.
+TOLERANCES = {
+    "float32": (1.3e-5, 1e-5),
+    "bfloat16": (1.6e-2, 1e-2),
+    "int64": (0, 0),
+    "bool": (0, 0),
+}
+# Per-op overrides: ops whose CPU kernel accumulates differently from a
+# tree reduction need more room (same dtype keys as above).
+OP_TOLERANCES = {
+    "cumsum": {"float32": (1e-4, 1e-4)},
+    "cumprod": {"float32": (1e-4, 1e-4)},
+    "logcumsumexp": {"float32": (1e-4, 1e-4)},
+    "var": {"float32": (1e-4, 1e-5)},
+    "std": {"float32": (1e-4, 1e-5)},
+    "var_mean": {"float32": (1e-4, 1e-5)},
+    "std_mean": {"float32": (1e-4, 1e-5)},
+    "nn.functional.softplus": {"bfloat16": (3e-2, 2e-2)},
+}
+# A fixed subset of core ops for CI (fast and representative).
+FAST_OPS = (
+    "add", "sub", "mul", "div", "pow", "exp", "log", "sin", "tanh", "sigmoid", "abs", "neg", "sqrt",
+    "rsqrt", "floor", "clamp", "where", "eq", "lt", "logical_and", "bitwise_xor", "maximum",
+    "sum", "mean", "prod", "amax", "argmax", "max", "var", "norm", "cumsum", "softmax", "log_softmax",
+    "mm", "bmm", "addmm", "matmul", "einsum", "cat", "stack", "flip", "roll", "tril", "transpose",
+    "permute", "index_select", "gather", "scatter_add", "masked_fill", "nonzero",
+)
+SAMPLES_FAST = 2
+SAMPLES_FULL = 8
+
+
+@dataclass
+class Result:
+    op: str
+    dtype: str
+    status: str = "skip"
+    native: bool = True
+    samples: int = 0
+    backward: str = "n/a"  # pass, mismatch, error, n/a
+    detail: str = ""
+
+
+def _key(op) -> str:
+    return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
+
+
+# --------------------------------------------------------------------- worker
+
+
+def _worker(names: list[str], samples_per_op: int, out_path: str) -> None:
+    import warnings
+
+    import torch
+    import torchtpu
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    warnings.filterwarnings("ignore")
+    by_key = {_key(op): op for op in op_db}
+    with open(out_path, "a") as out:
+        for name in names:
+            op = by_key[name]
+            out.write(json.dumps({"start": name}) + "\n")
+            out.flush()
+            for dtype_name in DTYPES:
+                dtype = getattr(torch, dtype_name)
+                if dtype not in op.supported_dtypes("cpu"):
+                    continue
+                r = _run_op(torch, torchtpu, op, dtype_name, dtype, samples_per_op)
+                out.write(json.dumps(asdict(r)) + "\n")
+                out.flush()
+            out.write(json.dumps({"done": name}) + "\n")
+            out.flush()
+
+
+def _move(torch, obj, device):
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().to(device).requires_grad_(obj.requires_grad)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_move(torch, o, device) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _move(torch, v, device) for k, v in obj.items()}
+    return obj
+
+
+def _tensors(torch, obj):
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [t for o in obj for t in _tensors(torch, o)]
+    if isinstance(obj, dict):
+        return [t for v in obj.values() for t in _tensors(torch, v)]
+    return []
+
+
+def _tolerance(op_name: str, dtype) -> tuple[float, float]:
+    """(rtol, atol) for a result of `dtype`: by the result's dtype, not the input's
+    (rsqrt of int64 returns float32 and is compared as float32)."""
+    name = str(dtype).removeprefix("torch.")
+    if name not in TOLERANCES:
+        name = "float32" if dtype.is_floating_point else "int64"
+    return OP_TOLERANCES.get(op_name, {}).get(name, TOLERANCES[name])
+
+
+def _compare(torch, got, ref, op_name) -> None:
+    rt, at = _tensors(torch, ref), _tensors(torch, got)
+    if len(rt) != len(at):
+        raise AssertionError(f"{len(at)} tensors returned, CPU returned {len(rt)}")
+    if not rt and ref != got and not (ref != ref and got != got):
+        raise AssertionError(f"{got!r} != {ref!r}")
+    for g, r in zip(at, rt):
+        g = g.detach().cpu()
+        r = r.detach()
+        if g.dtype != r.dtype or g.shape != r.shape:
+            raise AssertionError(f"got {g.dtype}{list(g.shape)}, CPU {r.dtype}{list(r.shape)}")
+        rtol, atol = _tolerance(op_name, r.dtype)
+        torch.testing.assert_close(g, r, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def _run_op(torch, torchtpu, op, dtype_name, dtype, limit) -> Result:
+    res = Result(_key(op), dtype_name)
+    grad = op.supports_autograd and dtype_name == "float32"
+    try:
+        samples = list(op.sample_inputs("cpu", dtype, requires_grad=grad))[:limit]
+    except Exception as e:  # noqa: BLE001
+        res.detail = f"sample generation failed: {e}"[:300]
+        return res
+    compared = 0
+    backward_ok = None
+    for s in samples:
+        args = (s.input, *s.args)
+        try:
+            ref = op(*args, **s.kwargs)
+        except Exception:  # noqa: BLE001 - CPU rejects this sample: nothing to compare
+            continue
+        dev_args = _move(torch, args, "tpu")
+        dev_kwargs = _move(torch, s.kwargs, "tpu")
+        torchtpu.reset_fallback_stats()
+        try:
+            got = op(*dev_args, **dev_kwargs)
+            _compare(torch, got, ref, op.name)
+        except AssertionError as e:
+            res.status, res.detail = "mismatch", str(e).splitlines()[0][:300]
+            res.native = res.native and not torchtpu.fallback_stats()
+            return res
+        except Exception as e:  # noqa: BLE001
+            res.status, res.detail = "error", f"{type(e).__name__}: {e}".splitlines()[0][:300]
+            res.native = False
+            return res
+        if torchtpu.fallback_stats():
+            res.native = False
+            res.detail = "fallback: " + ", ".join(sorted(torchtpu.fallback_stats()))
+        compared += 1
+        if grad and backward_ok is not False:
+            backward_ok = _check_backward(torch, args, ref, dev_args, got)
+    res.samples = compared
+    res.status = "pass" if compared else "skip"
+    if backward_ok is not None:
+        res.backward = "pass" if backward_ok else "mismatch"
+    return res
+
+
+def _check_backward(torch, args, ref, dev_args, got) -> bool:
+    ins = [t for t in _tensors(torch, args) if t.requires_grad]
+    dev_ins = [t for t in _tensors(torch, dev_args) if t.requires_grad]
+    outs = [t for t in _tensors(torch, ref) if t.requires_grad and t.dtype.is_floating_point]
+    dev_outs = [t for t in _tensors(torch, got) if t.requires_grad and t.dtype.is_floating_point]
+    if not ins or not outs:
+        return True
+    try:
+        g = torch.autograd.grad([o.sum() for o in outs], ins, allow_unused=True)
+    except Exception:  # noqa: BLE001
+        return True
+    try:
+        dg = torch.autograd.grad([o.sum() for o in dev_outs], dev_ins, allow_unused=True)
+        for a, b in zip(dg, g):
+            if (a is None) != (b is None):
+                return False
+            if a is not None:
+                torch.testing.assert_close(a.cpu(), b, rtol=1e-4, atol=1e-4, equal_nan=True)
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+# --------------------------------------------------------------------- driver
+
+
+def _all_keys() -> list[str]:
+    from torch.testing._internal.common_methods_invocations import op_db
+    return sorted({_key(op) for op in op_db})
+
+
+def run(names: list[str], samples: int, out_path: str, timeout: float) -> list[Result]:
+    if os.path.exists(out_path):
+        os.remove(out_path)
+    results: dict[tuple[str, str], Result] = {}
+    todo = list(names)
+    env = dict(os.environ, TORCHTPU_FALLBACK="allow", PYTHONWARNINGS="ignore")
+    while todo:
+        proc = subprocess.run(
+            [sys.executable, __file__, "--worker", "--samples", str(samples), "--out", out_path,
+             "--ops", ",".join(todo)],
+            env=env, capture_output=True, text=True, timeout=timeout)
+        started, done = None, set()
+        with open(out_path) as f:
+            for line in f:
+                rec = json.loads(line)
+                if "start" in rec:
+                    started = rec["start"]
+                elif "done" in rec:
+                    done.add(rec["done"])
+                else:
+                    results[(rec["op"], rec["dtype"])] = Result(**rec)
+        remaining = [n for n in todo if n not in done]
+        if not remaining:
+            break
+        if proc.returncode != 0 and started in remaining:
+            # The worker died inside this op: record it and go on after it.
+            tail = (proc.stderr or "").strip().splitlines()[-1:] or ["worker exited"]
+            results[(started, "*")] = Result(started, "*", "error", False, 0, "n/a",
+                                             f"crashed the process: {tail[0][:200]}")
+            remaining = [n for n in remaining if n != started]
+        todo = remaining
+    return sorted(results.values(), key=lambda r: (r.op, r.dtype))
+
+
+def summarize(results: list[Result]) -> dict:
+    compared = [r for r in results if r.status != "skip"]
+    passed = [r for r in compared if r.status == "pass"]
+    native = [r for r in passed if r.native]
+    backward = [r for r in results if r.backward != "n/a"]
+    fallback_ops = sorted({r.op for r in results if not r.native and r.status != "skip"})
+    return {
+        "compared": len(compared),
+        "passed": len(passed),
+        "passed_natively": len(native),
+        "mismatch": sum(r.status == "mismatch" for r in compared),
+        "error": sum(r.status == "error" for r in compared),
+        "skipped": len(results) - len(compared),
+        "pass_rate": len(passed) / max(len(compared), 1),
+        "native_pass_rate": len(native) / max(len(compared), 1),
+        "backward_compared": len(backward),
+        "backward_passed": sum(r.backward == "pass" for r in backward),
+        "fallback_ops": fallback_ops,
+    }
+
+
+def write_markdown(path: str, summary: dict, results: list[Result], command: str, seconds: float) -> None:
+    import torch
+    lines = [
+        "# OpInfo conformance",
+        "",
+        f"PyTorch {torch.__version__} `op_db` samples run on `tpu` (XLA CPU PJRT plugin) and compared with",
+        "CPU, per op and dtype (float32, bfloat16, int64, bool where the op supports them on CPU).",
+        "",
+        f"Made by `{command}` in {seconds / 60:.1f} minutes; the machine-readable result is",
+        "`docs/conformance.json`.",
+        "",
+        "| measure | value |",
+        "|---|---|",
+        f"| (op, dtype) pairs compared | {summary['compared']} |",
+        f"| passing against CPU (natively or through the fallback) | {summary['passed']} ({summary['pass_rate']:.1%}) |",
+        f"| passing natively | {summary['passed_natively']} ({summary['native_pass_rate']:.1%}) |",
+        f"| mismatching | {summary['mismatch']} |",
+        f"| erroring | {summary['error']} |",
+        f"| not comparable (CPU rejects every sample) | {summary['skipped']} |",
+        f"| backward compared (float32) / passing | {summary['backward_compared']} / {summary['backward_passed']} |",
+        "",
+        "Tolerances (rtol, atol): float32 (1.3e-5, 1e-5): XLA may fuse and reassociate",
+        "and uses its own transcendental approximations; bfloat16 (1.6e-2, 1e-2): one",
+        "rounding step of an 8-bit mantissa; int64 and bool exact. Per-op overrides are in",
+        "`OP_TOLERANCES` in `tools/conformance.py`.",
+        "",
+        "## Ops that still use the CPU fallback",
+        "",
+        ", ".join(f"`{o}`" for o in summary["fallback_ops"]) or "none",
+        "",
+        "## Mismatches and errors",
+        "",
+        "| op | dtype | status | detail |",
+        "|---|---|---|---|",
+    ]
+    for r in results:
+        if r.status in ("mismatch", "error"):
+            detail = r.detail.replace("|", "\\|").replace("\n", " ")
+            lines.append(f"| `{r.op}` | {r.dtype} | {r.status} | {detail} |")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--fast", action="store_true", help="the CI subset; prints the summary only")
+    parser.add_argument("--ops", default="", help="comma-separated OpInfo names (default: all)")
+    parser.add_argument("--samples", type=int, default=None)
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--timeout", type=float, default=7200)
+    args = parser.parse_args()
+    if args.worker:
+        _worker(args.ops.split(","), args.samples, args.out)
+        return
+    env_names = _all_keys()
+    if args.ops:
+        names = [n for n in args.ops.split(",") if n]
+    elif args.fast:
+        names = [n for n in env_names if n in FAST_OPS]
+    else:
+        names = env_names
+    samples = args.samples or (SAMPLES_FAST if args.fast else SAMPLES_FULL)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    raw = args.out or os.path.join(root, "build", "conformance.jsonl")
+    os.makedirs(os.path.dirname(raw), exist_ok=True)
+    start = time.time()
+    results = run(names, samples, raw, args.timeout)
+    summary = summarize(results)
+    seconds = time.time() - start
+    print(json.dumps({k: v for k, v in summary.items() if k != "fallback_ops"}, indent=1))
+    print("fallback ops:", ", ".join(summary["fallback_ops"]) or "none")
+    if not args.fast and not args.ops:
+        with open(os.path.join(root, "docs", "conformance.json"), "w") as f:
+            json.dump({"summary": summary, "results": [asdict(r) for r in results]}, f, indent=0)
+        write_markdown(os.path.join(root, "docs", "conformance.md"), summary, results,
+                       "python tools/conformance.py", seconds)
+
+
+if __name__ == "__main__":
+    main()
