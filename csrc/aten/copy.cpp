@@ -39,8 +39,9 @@ at::Tensor Upload(const at::Tensor& src, int device, bool non_blocking) {
   auto buffer = rt.client().BufferFromHost(host.data_ptr(), ToPjrt(dtype), {host.numel()},
                                            rt.device(device), non_blocking ? &done : nullptr);
   if (done) {
-    // The host memory must outlive the transfer: hold it until synchronize.
-    done->Await();
+    // Asynchronous: the host memory must outlive the transfer, so the
+    // runtime holds it until the transfer's event is done.
+    rt.Track(device, std::move(done), std::make_shared<at::Tensor>(host));
   }
   SetBuffer(StorageOf(t), std::shared_ptr<pjrt::Buffer>(std::move(buffer)), dtype);
   return t;
@@ -63,6 +64,8 @@ void CopyToHost(const at::Tensor& dst, const at::Tensor& src, bool non_blocking)
   if (!direct) dst.copy_(host);
 }
 
+// Device to host is synchronous whatever non_blocking says (as CUDA does
+// for pageable memory): the data is there when copy_ returns.
 at::Tensor CopyFrom(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   if (dst.device().is_cpu()) {
     at::Tensor src = self;
@@ -70,7 +73,7 @@ at::Tensor CopyFrom(const at::Tensor& self, const at::Tensor& dst, bool non_bloc
     CopyToHost(dst, src, non_blocking);
     return dst;
   }
-  CopyInto(dst, self);
+  CopyInto(dst, self, non_blocking);
   return dst;
 }
 
@@ -81,18 +84,18 @@ at::Tensor CopyFromAndResize(const at::Tensor& self, const at::Tensor& dst) {
 
 }  // namespace
 
-void CopyInto(const at::Tensor& dst, const at::Tensor& src) {
+void CopyInto(const at::Tensor& dst, const at::Tensor& src, bool non_blocking) {
   TORCH_CHECK(dst.device().type() == c10::DeviceType::PrivateUse1, "torchtpu: CopyInto needs a tpu destination");
   if (dst.numel() == 0) return;
   int device = dst.device().index();
   at::Tensor from = src;
   if (!src.device().is_privateuseone()) {
     if (src.sizes() == dst.sizes() && src.scalar_type() == dst.scalar_type() && IsWholeStorage(dst)) {
-      at::Tensor up = Upload(src, device, false);
+      at::Tensor up = Upload(src, device, non_blocking);
       SetBuffer(StorageOf(dst), StorageOf(up).buffer, ToHlo(dst.scalar_type()));
       return;
     }
-    from = Upload(src, device, false);
+    from = Upload(src, device, non_blocking);
   } else if (src.device().index() != device) {
     // Across devices: make the source dense, then move the buffer.
     auto dense = Contiguous(src);

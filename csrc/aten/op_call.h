@@ -61,7 +61,8 @@ class OpCall {
 // Shorthands used by the op families.
 graph::View ViewOf(const at::Tensor& t);
 // Copies `src` (any device) into `dst` (tpu), converting dtype; broadcasting
-// src to dst's shape.
-void CopyInto(const at::Tensor& dst, const at::Tensor& src);
+// src to dst's shape. With non_blocking, a host source is uploaded
+// asynchronously (kept alive until the transfer is done).
+void CopyInto(const at::Tensor& dst, const at::Tensor& src, bool non_blocking = false);
 
 }  // namespace torchtpu::aten

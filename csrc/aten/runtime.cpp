@@ -115,32 +115,32 @@ void Runtime::OnFree(int device, int64_t bytes) {
   m.freed_total.fetch_add(bytes);
 }
 
-void Runtime::Track(int device, std::unique_ptr<pjrt::Event> event) {
+void Runtime::Track(int device, std::unique_ptr<pjrt::Event> event, std::shared_ptr<void> hold) {
   if (!event) return;
   std::lock_guard<std::mutex> lock(events_mu_);
   auto& list = pending_.at(device);
-  // Drop finished events so the list stays short in long eager loops.
+  // Drop finished work so the list stays short in long eager loops.
   if (list.size() > 64) {
-    std::vector<std::unique_ptr<pjrt::Event>> keep;
-    for (auto& e : list) {
-      if (!e->IsReady()) keep.push_back(std::move(e));
+    std::vector<Pending> keep;
+    for (auto& p : list) {
+      if (!p.event->IsReady()) keep.push_back(std::move(p));
     }
     list.swap(keep);
   }
-  list.push_back(std::move(event));
+  list.push_back(Pending{std::move(event), std::move(hold)});
 }
 
 void Runtime::Synchronize(int device) {
-  std::vector<std::unique_ptr<pjrt::Event>> events;
+  std::vector<Pending> work;
   {
     std::lock_guard<std::mutex> lock(events_mu_);
     for (size_t d = 0; d < pending_.size(); ++d) {
       if (device >= 0 && static_cast<int>(d) != device) continue;
-      for (auto& e : pending_[d]) events.push_back(std::move(e));
+      for (auto& p : pending_[d]) work.push_back(std::move(p));
       pending_[d].clear();
     }
   }
-  for (auto& e : events) e->Await();
+  for (auto& p : work) p.event->Await();
 }
 
 }  // namespace torchtpu::aten

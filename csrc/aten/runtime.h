@@ -49,8 +49,9 @@ class Runtime {
   void OnAllocate(int device, int64_t bytes);
   void OnFree(int device, int64_t bytes);
 
-  // Keeps a launch's completion event until synchronize() awaits it.
-  void Track(int device, std::unique_ptr<pjrt::Event> event);
+  // Keeps a launch's completion event until synchronize() awaits it, and
+  // with it `hold` (e.g. host memory an asynchronous transfer still reads).
+  void Track(int device, std::unique_ptr<pjrt::Event> event, std::shared_ptr<void> hold = nullptr);
   void Synchronize(int device);  // -1: all devices
 
  private:
@@ -60,7 +61,11 @@ class Runtime {
   std::vector<std::unique_ptr<MemoryCounters>> memory_;
   int64_t memory_limit_ = 0;
   std::mutex events_mu_;
-  std::vector<std::vector<std::unique_ptr<pjrt::Event>>> pending_;
+  struct Pending {
+    std::unique_ptr<pjrt::Event> event;
+    std::shared_ptr<void> hold;
+  };
+  std::vector<std::vector<Pending>> pending_;
 };
 
 }  // namespace torchtpu::aten
