@@ -6,8 +6,14 @@ from __future__ import annotations
 
 import argparse
 
+import os
+import sys
+
 import torch
 import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import classifier_loop  # noqa: E402
 
 
 def make_data(n: int = 512, seed: int = 0):
@@ -25,17 +31,7 @@ def train(device: str, steps: int = 100, seed: int = 0, log_every: int = 0) -> l
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     x, y = make_data(seed=seed)
     x, y = x.to(device), y.to(device)
-    losses = []
-    for step in range(steps):
-        i = (step * 64) % x.shape[0]
-        loss = nn.functional.cross_entropy(model(x[i:i + 64]), y[i:i + 64])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-        if log_every and (step % log_every == 0 or step == steps - 1):
-            print(f"step {step:4d}  loss {losses[-1]:.4f}", flush=True)
-    return losses
+    return classifier_loop.run(model, opt, x, y, 64, steps, log_every)
 
 
 if __name__ == "__main__":
