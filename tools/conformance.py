@@ -58,7 +58,7 @@ FAST_OPS = (
     "permute", "index_select", "gather", "scatter_add", "masked_fill", "nonzero",
 )
 SAMPLES_FAST = 2
-SAMPLES_FULL = 8
+SAMPLES_FULL = 4
 
 
 @dataclass
