@@ -1,8 +1,17 @@
-// (being written)
+// Convolution, pooling and interpolation: the family's registration. Each
+// part lives in its own pair of files (kernels, lowering).
 #include "aten/registry.h"
 
 namespace torchtpu::aten {
 
-void RegisterConvPool() {}
+void RegisterConvolution();  // conv_kernels.cpp
+void RegisterPooling();      // pool_kernels.cpp
+void RegisterUpsample();     // upsample_kernels.cpp
+
+void RegisterConvPool() {
+  RegisterConvolution();
+  RegisterPooling();
+  RegisterUpsample();
+}
 
 }  // namespace torchtpu::aten

@@ -538,3 +538,84 @@ std::vector<Value> Builder::ReduceWindow(const std::vector<Value>& inputs,
 }
 
 }  // namespace torchtpu::hlo
+
+// --- convolution and constant arrays (added for conv/pool lowerings) ---------
+
+namespace torchtpu::hlo {
+
+namespace {
+
+std::vector<int64_t> OnesIfEmpty(const std::vector<int64_t>& v, size_t n) {
+  return v.empty() ? std::vector<int64_t>(n, 1) : v;
+}
+
+// "[b, f, 0, 1]"-style dimension list: two named dimensions, then spatial.
+std::string ConvLayout(const char* first, const char* second, size_t spatial) {
+  std::string s = std::string("[") + first + ", " + second;
+  for (size_t i = 0; i < spatial; ++i) s += ", " + std::to_string(i);
+  return s + "]";
+}
+
+}  // namespace
+
+Value Convolution(Builder& b, Value lhs, Value rhs, const ConvOptions& o, std::optional<DType> result) {
+  Check(lhs.rank() >= 3 && rhs.rank() == lhs.rank(), "hlo: convolution needs rank >= 3 operands of equal rank");
+  Check(lhs.dtype() == rhs.dtype(), "hlo: convolution operand dtypes differ");
+  const size_t n = static_cast<size_t>(lhs.rank()) - 2;
+  std::vector<int64_t> strides = OnesIfEmpty(o.window_strides, n);
+  std::vector<int64_t> lhs_dil = OnesIfEmpty(o.lhs_dilation, n);
+  std::vector<int64_t> rhs_dil = OnesIfEmpty(o.rhs_dilation, n);
+  std::vector<std::pair<int64_t, int64_t>> padding = o.padding;
+  if (padding.empty()) padding.assign(n, {0, 0});
+  Check(strides.size() == n && lhs_dil.size() == n && rhs_dil.size() == n && padding.size() == n,
+        "hlo: convolution window parameters need one entry per spatial dimension");
+  const Shape& in = lhs.shape();
+  const Shape& k = rhs.shape();
+  const int64_t fgc = o.feature_group_count, bgc = o.batch_group_count;
+  Check(fgc >= 1 && bgc >= 1 && (fgc == 1 || bgc == 1), "hlo: bad convolution group counts");
+  Check(in[1] == k[1] * fgc && k[0] % fgc == 0 && k[0] % bgc == 0 && in[0] % bgc == 0,
+        "hlo: convolution feature/batch sizes do not match the group counts");
+  Shape out{in[0] / bgc, k[0]};
+  std::string pad = "dense<[";
+  for (size_t i = 0; i < n; ++i) {
+    Check(strides[i] >= 1 && lhs_dil[i] >= 1 && rhs_dil[i] >= 1, "hlo: convolution strides and dilations must be positive");
+    int64_t dilated = in[i + 2] == 0 ? 0 : (in[i + 2] - 1) * lhs_dil[i] + 1;
+    int64_t padded = dilated + padding[i].first + padding[i].second;
+    int64_t window = k[i + 2] == 0 ? 0 : (k[i + 2] - 1) * rhs_dil[i] + 1;
+    out.push_back(padded < window ? 0 : (padded - window) / strides[i] + 1);
+    if (i) pad += ", ";
+    pad += "[" + std::to_string(padding[i].first) + ", " + std::to_string(padding[i].second) + "]";
+  }
+  pad += "]> : tensor<" + std::to_string(n) + "x2xi64>";
+  std::string attr = "{batch_group_count = " + std::to_string(bgc) +
+                     " : i64, dimension_numbers = #stablehlo.conv<" + ConvLayout("b", "f", n) + "x" +
+                     ConvLayout("o", "i", n) + "->" + ConvLayout("b", "f", n) +
+                     ">, feature_group_count = " + std::to_string(fgc) +
+                     " : i64, lhs_dilation = " + I64Array(lhs_dil) + ", padding = " + pad +
+                     ", rhs_dilation = " + I64Array(rhs_dil) + ", window_strides = " + I64Array(strides) + "}";
+  return b.Op("stablehlo.convolution", {lhs, rhs}, {TensorType{result.value_or(lhs.dtype()), out}}, attr)[0];
+}
+
+Value ConstantArray(Builder& b, const std::vector<double>& values, DType dtype, const Shape& shape) {
+  TensorType t{dtype, shape};
+  Check(static_cast<int64_t>(values.size()) == t.numel(), "hlo: constant size mismatch");
+  std::string attr = "{value = dense<";
+  size_t pos = 0;
+  std::function<void(size_t)> emit = [&](size_t dim) {
+    if (dim == shape.size()) {
+      attr += Literal::Float(values[pos++]).Spell(dtype);
+      return;
+    }
+    attr += '[';
+    for (int64_t i = 0; i < shape[dim]; ++i) {
+      if (i) attr += ", ";
+      emit(dim + 1);
+    }
+    attr += ']';
+  };
+  emit(0);
+  attr += "> : " + t.str() + "}";
+  return b.Op("stablehlo.constant", {}, {t}, attr)[0];
+}
+
+}  // namespace torchtpu::hlo

@@ -147,4 +147,26 @@ class Builder {
 std::string I64Array(const std::vector<int64_t>& v);  // "array<i64: 1, 2>"
 std::string I64List(const std::vector<int64_t>& v);   // "[1, 2]"
 
+// --- convolution and constant arrays (added for conv/pool lowerings) ---------
+
+// Window parameters of stablehlo.convolution, one entry per spatial
+// dimension; an empty vector means all ones (strides, dilations) or no padding.
+struct ConvOptions {
+  std::vector<int64_t> window_strides;
+  std::vector<std::pair<int64_t, int64_t>> padding;  // (low, high); may be negative
+  std::vector<int64_t> lhs_dilation;
+  std::vector<int64_t> rhs_dilation;
+  int64_t feature_group_count = 1;
+  int64_t batch_group_count = 1;
+};
+
+// stablehlo.convolution in PyTorch's layout: lhs [batch, feature, spatial...],
+// rhs [out feature, in feature / groups, spatial...], result [batch, feature,
+// spatial...]. Free functions on a Builder so the class stays as it was.
+Value Convolution(Builder& b, Value lhs, Value rhs, const ConvOptions& options,
+                  std::optional<DType> result = {});
+// A dense constant of `dtype` with the row-major `values` (floats or ints:
+// each is spelled as Literal::Float, so integers must fit a double exactly).
+Value ConstantArray(Builder& b, const std::vector<double>& values, DType dtype, const Shape& shape);
+
 }  // namespace torchtpu::hlo

@@ -127,3 +127,50 @@ TEST(HloRun, DotTransposeSliceGatherScatter) {
   // x @ x^T = [[14, 32], [32, 77]]
   EXPECT_EQ(out, (std::vector<float>{77, 14, 28, 154}));
 }
+
+// --- convolution and constant arrays --------------------------------------------
+
+TEST(HloBuilder, GoldenConvolution) {
+  hlo::Builder b("m");
+  auto x = b.Arg(TensorType{DType::kF32, {2, 4, 5, 6}});
+  auto w = b.Arg(TensorType{DType::kF32, {6, 2, 3, 3}});
+  hlo::ConvOptions o;
+  o.window_strides = {2, 1};
+  o.padding = {{1, 1}, {0, -1}};
+  o.rhs_dilation = {1, 2};
+  o.feature_group_count = 2;
+  auto y = hlo::Convolution(b, x, w, o);
+  EXPECT_EQ(y.shape(), (hlo::Shape{2, 6, 3, 1}));
+  b.Return({y});
+  const std::string text = b.Finish();
+  EXPECT_NE(text.find("\"stablehlo.convolution\"(%v0, %v1) {batch_group_count = 1 : i64, dimension_numbers = "
+                      "#stablehlo.conv<[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]>, feature_group_count = 2 : i64, "
+                      "lhs_dilation = array<i64: 1, 1>, padding = dense<[[1, 1], [0, -1]]> : tensor<2x2xi64>, "
+                      "rhs_dilation = array<i64: 1, 2>, window_strides = array<i64: 2, 1>} : "
+                      "(tensor<2x4x5x6xf32>, tensor<6x2x3x3xf32>) -> tensor<2x6x3x1xf32>"),
+            std::string::npos)
+      << text;
+  hlo::Builder bad;
+  auto a = bad.Arg(TensorType{DType::kF32, {1, 3, 4}});
+  auto k = bad.Arg(TensorType{DType::kF32, {2, 2, 3}});
+  EXPECT_THROW(hlo::Convolution(bad, a, k, {}), hlo::BuildError);  // 3 features, 2 per kernel
+}
+
+TEST(HloRun, ConvolutionAndConstantArray) {
+  hlo::Builder b;
+  auto x = b.Arg(TensorType{DType::kF32, {1, 1, 5}});
+  auto w = hlo::ConstantArray(b, {1, 0, -1}, DType::kF32, {1, 1, 3});
+  hlo::ConvOptions o;
+  o.window_strides = {2};
+  o.padding = {{1, 1}};
+  auto y = hlo::Convolution(b, x, w, o);  // windows over [0, 1, 2, 3, 4, 5, 0] at 0, 2, 4
+  // lhs_dilation 2 (a transposed convolution) and negative padding.
+  hlo::ConvOptions t;
+  t.lhs_dilation = {2};
+  t.padding = {{-1, 0}};
+  auto z = hlo::Convolution(b, x, hlo::ConstantArray(b, {1, 10}, DType::kF32, {1, 1, 2}), t);
+  b.Return({b.Concatenate({b.Reshape(y, {3}), b.Reshape(z, {7})}, 0)});
+  auto out = RunF32(b.Finish(), {{1, 2, 3, 4, 5}}, {{1, 1, 5}}, 10);
+  // z: windows of [0, 2, 0, 3, 0, 4, 0, 5] (dilated [1 0 2 0 3 0 4 0 5], first dropped).
+  EXPECT_EQ(out, (std::vector<float>{-2, -2, 4, 20, 2, 30, 3, 40, 4, 50}));
+}
