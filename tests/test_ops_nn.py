@@ -525,6 +525,13 @@ def test_sdpa_grouped_query_attention():
     fwd_bwd(lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=True, enable_gqa=True), q, k, v)
 
 
+@pytest.mark.needs_tpu
+def test_sdpa_backend_choice_is_math():
+    from torch.nn.attention import SDPBackend
+    q, k, v = (t.to(DEVICE) for t in _sdpa_inputs())
+    assert torch._fused_sdp_choice(q, k, v) == int(SDPBackend.MATH)
+
+
 def test_sdpa_bf16_forward():
     q, k, v = (t.bfloat16() for t in _sdpa_inputs())
     compare(F.scaled_dot_product_attention, q, k, v)
@@ -587,9 +594,23 @@ OPTIMIZERS = {
 }
 
 
+FUSED_OPTIMIZERS = {
+    "sgd": lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01, fused=True),
+    "sgd_plain": lambda p: torch.optim.SGD(p, lr=0.1, fused=True),
+    "adam": lambda p: torch.optim.Adam(p, lr=1e-2, fused=True),
+    "adam_amsgrad_wd": lambda p: torch.optim.Adam(p, lr=1e-2, weight_decay=0.1, amsgrad=True, fused=True),
+    "adamw": lambda p: torch.optim.AdamW(p, lr=1e-2, weight_decay=0.05, fused=True),
+    "adamw_tensor_lr": lambda p: torch.optim.AdamW(p, lr=torch.tensor(1e-2), weight_decay=0.05, fused=True),
+}
+
+
 def _train(kind, model, opt_name, foreach, device, steps=5, clip=True):
     model = model.to(device)
-    opt = OPTIMIZERS[opt_name](model.parameters(), foreach)
+    if foreach == "fused":
+        opt = FUSED_OPTIMIZERS[opt_name](model.parameters())
+        foreach = None
+    else:
+        opt = OPTIMIZERS[opt_name](model.parameters(), foreach)
     losses = []
     for x, y in _batches(kind, steps):
         opt.zero_grad()
@@ -616,6 +637,43 @@ def test_training_matches_cpu(kind, opt_name, foreach):
         assert_same(pd.detach().cpu(), pc.detach(), tol, path=name)
     for (name, bc), (_, bd) in zip(cpu_model.named_buffers(), dev_model.named_buffers()):
         assert_same(bd.cpu(), bc, tol, path=name)
+
+
+@pytest.mark.parametrize("opt_name", sorted(FUSED_OPTIMIZERS))
+def test_fused_optimizers_match_cpu_fused(opt_name):
+    # fused=True: the device runs its own _fused_adam_/_fused_adamw_/_fused_sgd_
+    # kernels; the CPU its fused kernels.
+    model = _mlp()
+    cpu_losses, cpu_model = _train("mlp", copy.deepcopy(model), opt_name, "fused", "cpu")
+    dev_losses, dev_model = _train("mlp", copy.deepcopy(model), opt_name, "fused", DEVICE)
+    tol = (1e-4, 1e-5)
+    assert_same(dev_losses, cpu_losses, tol, path="losses")
+    for (name, pc), (_, pd) in zip(cpu_model.named_parameters(), dev_model.named_parameters()):
+        assert_same(pd.detach().cpu(), pc.detach(), tol, path=name)
+
+
+@pytest.mark.parametrize("found_inf", [0.0, 1.0])
+def test_fused_ops_grad_scale_found_inf(found_inf):
+    ps = [make((3, 4), seed=1), make((5,), seed=2)]
+    gs = [make((3, 4), seed=3), make((5,), seed=4)]
+    ms = [make((3, 4), seed=5), make((5,), seed=6)]
+    vs = [make((3, 4), low=0, high=1, seed=7), make((5,), low=0, high=1, seed=8)]
+    mx = [v + 0.1 for v in vs]
+    steps = [torch.tensor(3.0), torch.tensor(3.0)]
+    scale, inf = torch.tensor(4.0), torch.tensor([found_inf])
+    for op in (torch._fused_adam_, torch._fused_adamw_):
+        for amsgrad, maximize in ((False, False), (True, True)):
+            compare(lambda *a, sc, fi: op(*a, lr=0.01, beta1=0.9, beta2=0.99, weight_decay=0.1, eps=1e-8,
+                                          amsgrad=amsgrad, maximize=maximize, grad_scale=sc, found_inf=fi),
+                    ps, gs, ms, vs, mx if amsgrad else [], steps, sc=scale, fi=inf)
+        # max_exp_avg_sqs must be empty without amsgrad (the CPU's check).
+        compare(lambda *a: op(*a, lr=0.01, beta1=0.9, beta2=0.99, weight_decay=0.1, eps=1e-8,
+                              amsgrad=False, maximize=False), ps, gs, ms, vs, mx, steps)
+    for first, nesterov in ((True, False), (False, True)):
+        compare(lambda *a, sc, fi: torch._fused_sgd_(*a, weight_decay=0.01, momentum=0.9, lr=0.1, dampening=0.1,
+                                                     nesterov=nesterov, maximize=False, is_first_step=first,
+                                                     grad_scale=sc, found_inf=fi),
+                ps, gs, ms, sc=scale, fi=inf)
 
 
 @pytest.mark.parametrize("foreach", [False, True], ids=["for_loop", "foreach"])

@@ -1,7 +1,7 @@
 // The nn family: activations and their backward ops, softmax backward,
-// losses, normalisation layers, embedding backward and the fused
-// optimizer steps. Each part lives in its own nn_*.cpp (kernels) and
-// nn_*_lowering.cpp (lowerings); this file registers them all.
+// losses, normalisation layers, embedding backward, the attention backend
+// choice and the fused optimizer steps. Each part lives in its own nn_*.cpp
+// (kernels) and nn_*_lowering.cpp (lowerings); this file registers them all.
 #include <ATen/native/Resize.h>
 
 #include "aten/dtype.h"
@@ -46,6 +46,7 @@ void RegisterNN() {
   nn::RegisterLosses();
   nn::RegisterNorms();
   nn::RegisterEmbedding();
+  nn::RegisterAttention();
   nn::RegisterFusedOptimizers();
 }
 

@@ -33,6 +33,7 @@ void RegisterActivations();
 void RegisterLosses();
 void RegisterNorms();
 void RegisterEmbedding();
+void RegisterAttention();
 void RegisterFusedOptimizers();
 
 }  // namespace torchtpu::aten::nn
