@@ -4,3 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 .venv/bin/python examples/quickstart.py
+echo
+echo "demo: training the nanoGPT example on tpu for a short while"
+.venv/bin/python examples/train_gpt.py --steps 60
