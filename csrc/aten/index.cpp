@@ -31,9 +31,10 @@ at::Tensor& IndexSelectOut(const at::Tensor& self, int64_t dim, const at::Tensor
 }
 
 at::Tensor Gather(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparse_grad) {
-  CheckIndex(index, "gather");
   int64_t d = c10::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  // As on CPU, an empty index of any dtype gives an empty result.
   if (index.numel() == 0) return at::empty(index.sizes(), self.options());
+  CheckIndex(index, "gather");
   return OpCall("gather").Attr(d).In(self).In(index).Run1();
 }
 at::Tensor& GatherOut(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparse_grad, at::Tensor& out) {
