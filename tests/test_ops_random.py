@@ -463,6 +463,8 @@ def test_random_to_and_like_factories():
         assert t.shape == base.shape and t.dtype == base.dtype and t.device == base.device
     r = host(torch.randint_like(base, 3, 10)).double()
     assert r.min() >= 3 and r.max() < 10
+    b = host(torch.bernoulli(torch.zeros(N, device=DEVICE), p=0.25, generator=g))
+    assert_mean(b, 0.25, 0.25 * 0.75)
 
 
 # ---------------------------------------------------------------- randperm
@@ -517,6 +519,16 @@ def test_multinomial_rows():
         assert chi2_pvalue(counts, probs[r].double() * 50_000) > P_MIN
     one = host(torch.multinomial(probs.to(DEVICE), 1, True, generator=gen(20)))
     assert one.shape == (3, 1) and one[2, 0] == 0
+
+
+def test_multinomial_many_categories():
+    w = torch.rand(999, generator=torch.Generator().manual_seed(0)).double()
+    w[::7] = 0  # zero-probability categories spread through the search
+    x = host(torch.multinomial(w.to(DEVICE), N, True, generator=gen(28)))
+    counts = torch.bincount(x, minlength=999)
+    assert chi2_pvalue(counts, w / w.sum() * N) > P_MIN
+    single = host(torch.multinomial(torch.ones(2, 1, device=DEVICE), 5, True, generator=gen(29)))
+    assert torch.equal(single, torch.zeros(2, 5, dtype=torch.int64))
 
 
 def test_multinomial_without_replacement():

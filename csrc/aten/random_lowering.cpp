@@ -178,10 +178,34 @@ Value CumSumRows(Builder& b, Value x) {
                         [](Builder& rb, const Values& a) { return Values{rb.Add(a[0], a[1])}; })[0];
 }
 
-// With replacement, by inverse CDF: sample j of row r is the number of
-// categories whose prefix sum is <= u_j * total_r (the compare-and-count
-// fuses; no rows x samples x categories tensor is needed). Clamped to the
-// last category of positive probability against rounding at the top end.
+// Per row r and sample j: the number of prefix sums cdf[r, :] <= target[r, j]
+// (cdf is non-decreasing), by a binary search of log2(categories) gathers.
+Value CountAtMost(Builder& b, Value cdf, Value target) {
+  int64_t rows = cdf.shape()[0], cats = cdf.shape()[1], samples = target.shape()[1];
+  hlo::Shape shape{rows, samples};
+  Value row = b.Reshape(b.Iota(TensorType{DType::kI64, shape}, 0), {rows, samples, 1});
+  hlo::GatherDims dims;
+  dims.collapsed_slice_dims = {0, 1};
+  dims.start_index_map = {0, 1};
+  dims.index_vector_dim = 2;
+  dims.slice_sizes = {1, 1};
+  Value pos = b.Constant(Literal::Int(0), DType::kI64, shape);
+  int64_t step = 1;
+  while (step * 2 <= cats) step *= 2;
+  for (; step > 0; step /= 2) {
+    Value next = b.Add(pos, SplatInt(b, step, pos));
+    Value fits = b.Cmp(next, SplatInt(b, cats, next), Compare::kLE);
+    Value col = b.Sub(b.Min(next, SplatInt(b, cats, next)), SplatInt(b, 1, next));
+    Value at = b.Concatenate({row, b.Reshape(col, {rows, samples, 1})}, 2);
+    Value value = b.Gather(cdf, at, dims);
+    pos = b.Select(And(b, fits, b.Cmp(value, target, Compare::kLE)), next, pos);
+  }
+  return pos;
+}
+
+// With replacement, by inverse CDF: sample j of row r is the first category
+// whose prefix sum exceeds u_j * total_r. Clamped to the last category of
+// positive probability against rounding at the top end.
 Value SampleWithReplacement(Builder& b, const Values& in, Value p, int64_t samples) {
   int64_t rows = p.shape()[0], cats = p.shape()[1];
   DType c = p.dtype();
@@ -189,9 +213,7 @@ Value SampleWithReplacement(Builder& b, const Values& in, Value p, int64_t sampl
   Value total = b.SliceDim(cdf, 1, cats - 1, cats);  // [rows, 1]
   Value u = UnitOf(b, in, {rows, samples}, c);
   Value target = b.Mul(u, b.BroadcastInDim(total, {rows, samples}, {0, 1}));
-  hlo::Shape cube{rows, samples, cats};
-  Value below = b.Cmp(b.BroadcastInDim(cdf, cube, {0, 2}), b.BroadcastInDim(target, cube, {0, 1}), Compare::kLE);
-  Value count = ReduceWith(b, b.Convert(below, DType::kI64), {2}, "add", Literal::Int(0));
+  Value count = CountAtMost(b, cdf, target);
   Value idx = b.Iota(TensorType{DType::kI64, {rows, cats}}, 1);
   Value positive = b.Cmp(p, Splat(b, 0.0, p), Compare::kGT);
   Value last = ReduceWith(b, b.Select(positive, idx, SplatInt(b, 0, idx)), {1}, "maximum", Literal::Int(0));
