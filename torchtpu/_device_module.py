@@ -100,9 +100,71 @@ def _is_in_bad_fork() -> bool:
     return False
 
 
+# ---- random number generation: one default generator per device, living in
+# C++ (the kernels draw from it); these are PyTorch's torch.cuda RNG functions.
+
+_U64 = (1 << 64) - 1
+
+
+def _seed_u64(seed) -> int:
+    """`seed` as torch.Generator.manual_seed takes it: negatives wrap to uint64."""
+    seed = int(seed)
+    if not -(1 << 63) <= seed <= _U64:
+        raise ValueError("Overflow when unpacking long long")
+    return seed & _U64
+
+
+def _generator(device=None) -> torch.Generator:
+    return _C._rng_default_generator(_index(device))
+
+
+def __getattr__(name):
+    # torch.tpu.default_generators, built on first use (it needs the device count).
+    if name == "default_generators":
+        return tuple(_C._rng_default_generator(i) for i in range(device_count()))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def manual_seed(seed: int) -> None:
-    """Device RNG arrives with the training issue; seeding is accepted now."""
+    """Seeds the current tpu device's default generator."""
+    _generator().manual_seed(_seed_u64(seed))
 
 
 def manual_seed_all(seed: int) -> None:
-    manual_seed(seed)
+    """Seeds every tpu device's default generator (torch.manual_seed calls this;
+    it does not start the runtime)."""
+    _C._rng_manual_seed_all(_seed_u64(seed))
+
+
+def seed() -> None:
+    """Seeds the current device's default generator with a random number."""
+    _generator().seed()
+
+
+def seed_all() -> None:
+    """Seeds every device's default generator with one random number."""
+    manual_seed_all(_generator().seed())
+
+
+def initial_seed() -> int:
+    """The seed of the current device's default generator."""
+    return _generator().initial_seed()
+
+
+def get_rng_state(device="tpu") -> torch.Tensor:
+    """The state of a device's default generator, a CPU uint8 tensor (seed, offset)."""
+    return _generator(device).get_state()
+
+
+def set_rng_state(new_state: torch.Tensor, device="tpu") -> None:
+    """Restores a state returned by get_rng_state."""
+    _generator(device).set_state(new_state.clone(memory_format=torch.contiguous_format))
+
+
+def get_rng_state_all() -> list[torch.Tensor]:
+    return [get_rng_state(i) for i in range(device_count())]
+
+
+def set_rng_state_all(new_states) -> None:
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)

@@ -6,6 +6,7 @@
 #include <c10/core/CPUAllocator.h>
 
 #include "aten/device.h"
+#include "aten/generator.h"
 #include "aten/hooks.h"
 #include "aten/runtime.h"
 #include "aten/storage.h"
@@ -43,6 +44,12 @@ struct TpuHooks final : public at::PrivateUse1HooksInterface {
   }
   bool isPinnedPtr(const void* data) const override { return false; }
   c10::Allocator* getPinnedMemoryAllocator() const override { return c10::GetCPUAllocator(); }
+  const at::Generator& getDefaultGenerator(c10::DeviceIndex device_index) const override {
+    return DefaultGenerator(device_index);
+  }
+  at::Generator getNewGenerator(c10::DeviceIndex device_index = -1) const override {
+    return NewGenerator(device_index);
+  }
   void resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const override {
     ResizeStorageBytes(storage, newsize);
   }

@@ -18,6 +18,8 @@ const char* DTypeName(DType dtype) {
     case DType::kBF16: return "bf16";
     case DType::kF32: return "f32";
     case DType::kF64: return "f64";
+    case DType::kU32: return "ui32";
+    case DType::kU64: return "ui64";
   }
   return "?";
 }
@@ -26,8 +28,8 @@ size_t DTypeSize(DType dtype) {
   switch (dtype) {
     case DType::kBool: case DType::kU8: case DType::kI8: return 1;
     case DType::kI16: case DType::kF16: case DType::kBF16: return 2;
-    case DType::kI32: case DType::kF32: return 4;
-    case DType::kI64: case DType::kF64: return 8;
+    case DType::kI32: case DType::kF32: case DType::kU32: return 4;
+    case DType::kI64: case DType::kF64: case DType::kU64: return 8;
   }
   return 0;
 }
@@ -38,7 +40,9 @@ bool IsFloat(DType d) {
 bool IsSignedInt(DType d) {
   return d == DType::kI8 || d == DType::kI16 || d == DType::kI32 || d == DType::kI64;
 }
-bool IsUnsignedInt(DType d) { return d == DType::kBool || d == DType::kU8; }
+bool IsUnsignedInt(DType d) {
+  return d == DType::kBool || d == DType::kU8 || d == DType::kU32 || d == DType::kU64;
+}
 
 int64_t NumElements(const Shape& shape) {
   int64_t n = 1;

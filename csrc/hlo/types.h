@@ -7,7 +7,9 @@
 
 namespace torchtpu::hlo {
 
-enum class DType : uint8_t { kBool, kU8, kI8, kI16, kI32, kI64, kF16, kBF16, kF32, kF64 };
+// kU32/kU64 exist only inside programs (the random bits and state of
+// stablehlo.rng_bit_generator); no tensor or argument has them.
+enum class DType : uint8_t { kBool, kU8, kI8, kI16, kI32, kI64, kF16, kBF16, kF32, kF64, kU32, kU64 };
 
 // MLIR spelling: i1, ui8, i8, ..., bf16, f32.
 const char* DTypeName(DType dtype);

@@ -1,8 +1,10 @@
 // torchtpu._C: the thin Python surface of the C++ runtime.
+#include <torch/csrc/Generator.h>
 #include <torch/extension.h>
 
 #include "aten/device.h"
 #include "aten/fallback.h"
+#include "aten/generator.h"
 #include "aten/hooks.h"
 #include "aten/registry.h"
 #include "aten/runtime.h"
@@ -68,5 +70,11 @@ PYBIND11_MODULE(_C, m) {
     auto& c = Runtime::Get().cache();
     return std::make_pair(c.hits(), c.misses());
   });
+  // RNG: the default generator of a device as a torch.Generator (the same
+  // C++ generator the kernels draw from), and seeding all of them.
+  m.def("_rng_default_generator", [](int index) {
+    return py::reinterpret_steal<py::object>(THPGenerator_Wrap(DefaultGenerator(index)));
+  });
+  m.def("_rng_manual_seed_all", [](uint64_t seed) { ManualSeedAll(seed); });
   m.def("compile_cache_clear", []() { Runtime::Get().cache().Clear(); });
 }
