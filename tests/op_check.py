@@ -24,7 +24,10 @@ import pytest
 import torch
 
 DEVICE = os.environ.get("TORCHTPU_TEST_DEVICE", "tpu")
-ON_CPU = torch.device(DEVICE).type == "cpu"
+# Parsed by hand: torch.device("tpu") only works once torchtpu is imported
+# (an installed torchtpu is autoloaded by `import torch`; a source tree on
+# PYTHONPATH is not).
+ON_CPU = DEVICE.split(":")[0] == "cpu"
 
 if not ON_CPU:
     # Registers the "tpu" device.  Only imported when the device under test is
