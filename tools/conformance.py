@@ -48,10 +48,24 @@ OP_TOLERANCES = {
     "var_mean": {"float32": (1e-4, 1e-5)},
     "std_mean": {"float32": (1e-4, 1e-5)},
     "nn.functional.softplus": {"bfloat16": (3e-2, 2e-2)},
+    # Outputs reach ~400 while some elements cancel to near zero: one ulp of
+    # the largest value (f32: 3e-5; bf16 at 128..256: 1.0; addr's products
+    # ~16: 0.0625) is the honest absolute tolerance.
+    "nn.functional.multi_head_attention_forward": {"float32": (1.3e-5, 1e-4)},
+    "addr": {"bfloat16": (1.6e-2, 6.25e-2)},
+    "nn.functional.conv_transpose2d": {"bfloat16": (1.6e-2, 1.0)},
+    "nn.functional.conv_transpose3d": {"bfloat16": (1.6e-2, 1.0)},
 }
 # Ops whose values are unspecified (uninitialised memory): only dtype, shape
 # and device are compared, as PyTorch's own test_compare_cpu skips them.
 UNSPECIFIED_VALUES = {"empty", "empty_like", "empty_permuted", "empty_strided", "new_empty", "new_empty_strided"}
+# Random ops: tpu draws from its own generator, so only dtype, shape and
+# device can be compared (their distributions are tested in
+# tests/test_ops_random.py). Matched by name prefix.
+RANDOM_OPS = ("bernoulli", "cauchy", "exponential", "geometric", "log_normal", "multinomial", "normal",
+              "rand_like", "randint_like", "randn_like", "uniform", "nn.functional.dropout",
+              "nn.functional.alpha_dropout", "nn.functional.feature_alpha_dropout", "nn.functional.fractional_max_pool",
+              "nn.functional.rrelu")
 # A fixed subset of core ops for CI (fast and representative).
 FAST_OPS = (
     "add", "sub", "mul", "div", "pow", "exp", "log", "sin", "tanh", "sigmoid", "abs", "neg", "sqrt",
@@ -109,6 +123,12 @@ def _worker(names: list[str], samples_per_op: int, out_path: str) -> None:
 
 def _move(torch, obj, device):
     if isinstance(obj, torch.Tensor):
+        if obj._base is not None:
+            # A view: move its base and view it the same way, so strides and
+            # the storage offset (which as_strided reads) survive the move.
+            base = obj._base.detach().to(device)
+            moved = base.as_strided(obj.shape, obj.stride(), obj.storage_offset())
+            return moved.requires_grad_(obj.requires_grad)
         return obj.detach().to(device).requires_grad_(obj.requires_grad)
     if isinstance(obj, (list, tuple)):
         return type(obj)(_move(torch, o, device) for o in obj)
@@ -136,18 +156,28 @@ def _tolerance(op_name: str, dtype) -> tuple[float, float]:
     return OP_TOLERANCES.get(op_name, {}).get(name, TOLERANCES[name])
 
 
-def _compare(torch, got, ref, op_name) -> None:
+def _is_random(op_name: str, kwargs: dict) -> bool:
+    """Random op, or a sample that asks for dropout (sdpa, multi-head attention)."""
+    if op_name.startswith(RANDOM_OPS):
+        return True
+    if op_name == "nn.functional.multi_head_attention_forward" and kwargs.get("training"):
+        return True  # its training samples pass dropout_p > 0 positionally
+    p = kwargs.get("dropout_p", kwargs.get("dropout", 0.0))
+    return isinstance(p, float) and p > 0.0 and kwargs.get("training", True)
+
+
+def _compare(torch, got, ref, op_name, random_sample=False) -> None:
     rt, at = _tensors(torch, ref), _tensors(torch, got)
     if len(rt) != len(at):
         raise AssertionError(f"{len(at)} tensors returned, CPU returned {len(rt)}")
-    if not rt and op_name not in UNSPECIFIED_VALUES and ref != got and not (ref != ref and got != got):
+    if not rt and op_name not in UNSPECIFIED_VALUES and not random_sample and ref != got and not (ref != ref and got != got):
         raise AssertionError(f"{got!r} != {ref!r}")
     for g, r in zip(at, rt):
         g = g.detach().cpu()
         r = r.detach()
         if g.dtype != r.dtype or g.shape != r.shape:
             raise AssertionError(f"got {g.dtype}{list(g.shape)}, CPU {r.dtype}{list(r.shape)}")
-        if op_name in UNSPECIFIED_VALUES:
+        if op_name in UNSPECIFIED_VALUES or random_sample:
             continue
         rtol, atol = _tolerance(op_name, r.dtype)
         torch.testing.assert_close(g, r, rtol=rtol, atol=atol, equal_nan=True)
@@ -174,7 +204,7 @@ def _run_op(torch, torchtpu, op, dtype_name, dtype, limit) -> Result:
         torchtpu.reset_fallback_stats()
         try:
             got = op(*dev_args, **dev_kwargs)
-            _compare(torch, got, ref, op.name)
+            _compare(torch, got, ref, op.name, _is_random(_key(op), s.kwargs))
         except AssertionError as e:
             res.status, res.detail = "mismatch", str(e).splitlines()[0][:300]
             res.native = res.native and not torchtpu.fallback_stats()
@@ -187,7 +217,7 @@ def _run_op(torch, torchtpu, op, dtype_name, dtype, limit) -> Result:
             res.native = False
             res.detail = "fallback: " + ", ".join(sorted(torchtpu.fallback_stats()))
         compared += 1
-        if grad and backward_ok is not False:
+        if grad and backward_ok is not False and not _is_random(_key(op), s.kwargs):
             backward_ok = _check_backward(torch, args, ref, dev_args, got)
     res.samples = compared
     res.status = "pass" if compared else "skip"
