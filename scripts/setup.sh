@@ -36,5 +36,7 @@ fi
 
 echo "setup: building torchtpu (incremental)"
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
+# Paths relative to the checkout, so ccache hits across clones.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 $V/pip install -q --no-build-isolation --no-deps -e . 
 echo "setup: done"
