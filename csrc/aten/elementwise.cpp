@@ -80,7 +80,7 @@ const std::map<std::string, Spec>& Specs() {
 std::string Canonical(std::string name) {
   static const std::map<std::string, std::string> aliases = {
       {"__and__", "bitwise_and"}, {"__or__", "bitwise_or"}, {"__xor__", "bitwise_xor"},
-      {"__lshift__", "bitwise_left_shift"}, {"__rshift__", "bitwise_right_shift"},
+      {"__lshift__", "bitwise_left_shift"}, {"__rshift__", "bitwise_right_shift"}, {"rsub", "sub"},
       {"__iand__", "bitwise_and"}, {"__ior__", "bitwise_or"}, {"__ixor__", "bitwise_xor"},
       {"__ilshift__", "bitwise_left_shift"}, {"__irshift__", "bitwise_right_shift"},
       {"clamp_min", "clamp"}, {"clamp_max", "clamp"}, {"true_divide", "div"},
@@ -145,6 +145,8 @@ void BoxedElementwise(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     operands.push_back(std::move(o));
   }
   // clamp_min / clamp_max carry one bound: place it as min or max.
+  // rsub(self, other, alpha) = other - alpha * self: sub with the operands swapped.
+  if (name == "rsub") std::swap(operands[0], operands[1]);
   if (name == "clamp_max") operands.insert(operands.begin() + 1, Operand{at::Tensor(), c10::Scalar(), false});
   if (name == "clamp_min") operands.push_back(Operand{at::Tensor(), c10::Scalar(), false});
 
@@ -283,6 +285,7 @@ void RegisterElementwise() {
     binary(std::string(op) + "_", {"Tensor", "Scalar"});
   }
   binary("where", {"self", "self_out"});
+  binary("rsub", {"Tensor", "Scalar", "Tensor_out", "Scalar_out"});
   binary("clamp", {"", "out", "Tensor", "Tensor_out"});
   binary("clamp_", {"", "Tensor"});
   binary("clamp_min", {"", "out", "Tensor", "Tensor_out"});

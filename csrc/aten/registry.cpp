@@ -23,6 +23,7 @@ void RegisterAllOps() {
   RegisterShapeOps();
   RegisterIndexing();
   RegisterRandom();
+  RegisterSort();
   RegisterNN();
   RegisterConvPool();
   RegisterAutocast();

@@ -40,6 +40,7 @@ void RegisterShapeOps();
 void RegisterIndexing();
 void RegisterCreation();
 void RegisterRandom();      // random.cpp
+void RegisterSort();        // sort.cpp: sort, topk, equal
 void RegisterNN();          // nn.cpp: activations, losses, norms and their backward ops
 void RegisterConvPool();    // conv_pool.cpp: convolution, pooling, interpolation
 void RegisterAutocast();    // autocast.cpp
