@@ -59,7 +59,8 @@ const std::map<std::string, Spec>& Specs() {
       {"frac", {Promotion::kSame, kBool | kIntegral}}, {"relu", {Promotion::kSame, kBool}},
       {"signbit", {Promotion::kBoolOut}}, {"copysign", {Promotion::kFloat}},
       {"logaddexp", {Promotion::kFloat, kBool | kIntegral}}, {"xlogy", {Promotion::kFloat}},
-      {"erfc", {Promotion::kFloat}}, {"isposinf", {Promotion::kBoolOut}}, {"isneginf", {Promotion::kBoolOut}},
+      {"erfc", {Promotion::kFloat}}, {"lgamma", {Promotion::kFloat}}, {"digamma", {Promotion::kFloat}},
+      {"sinc", {Promotion::kFloat}}, {"logaddexp2", {Promotion::kFloat, kBool | kIntegral}}, {"isposinf", {Promotion::kBoolOut}}, {"isneginf", {Promotion::kBoolOut}},
       {"bitwise_not", {Promotion::kSame}},
       {"nan_to_num", {Promotion::kSame}},
       {"exp", {Promotion::kFloat}}, {"exp2", {Promotion::kFloat}}, {"expm1", {Promotion::kFloat}},
@@ -260,7 +261,7 @@ void RegisterElementwise() {
   binary("pow", {"Tensor_Tensor", "Tensor_Tensor_out", "Tensor_Scalar", "Tensor_Scalar_out", "Scalar", "Scalar_out"});
   binary("pow_", {"Tensor", "Scalar"});
   for (const char* op : {"atan2", "maximum", "minimum", "fmax", "fmin", "hypot", "logical_and", "logical_or",
-                         "logaddexp",
+                         "logaddexp", "logaddexp2",
                          "logical_xor", "lerp", "addcmul", "addcdiv"}) {
     binary(op, {"", "out"});
   }
@@ -295,7 +296,8 @@ void RegisterElementwise() {
   for (const char* op : {"abs", "neg", "sign", "sgn", "floor", "ceil", "trunc", "frac", "bitwise_not", "logical_not",
                          "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal",
                          "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
-                         "atanh", "sigmoid", "erf", "erfc", "erfinv", "round", "nan_to_num"}) {
+                         "atanh", "sigmoid", "erf", "erfc", "erfinv", "round", "nan_to_num", "lgamma",
+                         "digamma", "sinc"}) {
     binary(op, {"", "out"});
     binary(std::string(op) + "_", {""});
   }

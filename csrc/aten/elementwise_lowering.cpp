@@ -167,6 +167,15 @@ const std::map<std::string, Fn>& Table() {
          Value same_inf = And(b, b.Unary("chlo.is_inf", v[0]), b.Cmp(v[0], v[1], Compare::kEQ));
          return b.Select(same_inf, v[0], r);
        }},
+      {"logaddexp2", [](Builder& b, const graph::Node&, const Values& v) {
+         // max + log2(1 + 2^-|a - b|); equal infinities return themselves.
+         Value m = b.Max(v[0], v[1]);
+         Value d = b.Unary("negate", b.Unary("abs", b.Sub(v[0], v[1])));
+         Value ln2 = Splat(b, std::log(2.0), m);
+         Value r = b.Add(m, b.Div(b.Unary("log_plus_one", b.Unary("exponential", b.Mul(d, ln2))), ln2));
+         Value same_inf = And(b, b.Unary("chlo.is_inf", v[0]), b.Cmp(v[0], v[1], Compare::kEQ));
+         return b.Select(same_inf, v[0], r);
+       }},
       {"xlogy", [](Builder& b, const graph::Node&, const Values& v) {
          Value r = b.Mul(v[0], b.Unary("log", v[1]));
          Value x_zero = And(b, b.Cmp(v[0], Splat(b, 0, v[0]), Compare::kEQ), Not(b, IsNan(b, v[1])));
@@ -269,6 +278,19 @@ const std::map<std::string, Fn>& Table() {
       {"atanh", [](Builder& b, const graph::Node&, const Values& v) { return b.Unary("chlo.atanh", v[0]); }},
       {"sigmoid", [](Builder& b, const graph::Node&, const Values& v) { return b.Unary("logistic", v[0]); }},
       {"erf", [](Builder& b, const graph::Node&, const Values& v) { return b.Unary("chlo.erf", v[0]); }},
+      {"lgamma", [](Builder& b, const graph::Node&, const Values& v) { return b.Unary("chlo.lgamma", v[0]); }},
+      {"digamma", [](Builder& b, const graph::Node&, const Values& v) {
+         // PyTorch: digamma(±0) = ∓inf (the pole's side), not NaN.
+         Value zero = Splat(b, 0, v[0]);
+         Value pole = b.Select(SignBit(b, v[0]), b.Constant(Literal::Float(INFINITY), v[0].dtype(), v[0].shape()),
+                               b.Constant(Literal::Float(-INFINITY), v[0].dtype(), v[0].shape()));
+         return b.Select(b.Cmp(v[0], zero, Compare::kEQ), pole, b.Unary("chlo.digamma", v[0]));
+       }},
+      {"sinc", [](Builder& b, const graph::Node&, const Values& v) {
+         Value px = b.Mul(v[0], Splat(b, M_PI, v[0]));
+         Value r = b.Div(b.Unary("sine", px), px);
+         return b.Select(b.Cmp(v[0], Splat(b, 0, v[0]), Compare::kEQ), Splat(b, 1, v[0]), r);
+       }},
       {"erfc", [](Builder& b, const graph::Node&, const Values& v) { return b.Unary("chlo.erfc", v[0]); }},
       {"erfinv", [](Builder& b, const graph::Node&, const Values& v) { return b.Unary("chlo.erf_inv", v[0]); }},
       // --- unary, boolean result
