@@ -178,16 +178,35 @@ const PointwiseLoss& LossFor(const std::string& kind) {
   return it->second;
 }
 
+// The attributes shared by nn.loss and nn.loss_backward, and the operands
+// converted to the compute dtype and broadcast.
+struct LossAttrs {
+  LossAttrs(Builder& b, const graph::Node& n, const Values& in)
+      : loss(LossFor(n.StrAttr(0))),
+        reduction(n.IntAttr(1)),
+        has_weight(n.BoolAttr(2)),
+        compute(static_cast<DType>(n.IntAttr(4))),
+        out(static_cast<DType>(n.IntAttr(5))),
+        v(Harmonize(b, in, compute)),
+        param(n.BoolAttr(3) ? v.back() : Value{}) {}
+  const PointwiseLoss& loss;
+  int64_t reduction;
+  bool has_weight;
+  DType compute, out;
+  Values v;
+  Value param;
+};
+
 // attrs: 0 kind, 1 reduction, 2 has_weight, 3 has_param, 4 compute dtype,
 // 5 result dtype. inputs: self, target, [weight], [param].
 REGISTER_LOWERING("nn.loss", [](Builder& b, const graph::Node& n, const Values& in) {
-  const PointwiseLoss& loss = LossFor(n.StrAttr(0));
-  int64_t reduction = n.IntAttr(1);
-  bool has_weight = n.BoolAttr(2), has_param = n.BoolAttr(3);
-  DType compute = static_cast<DType>(n.IntAttr(4));
-  DType out = static_cast<DType>(n.IntAttr(5));
-  Values v = Harmonize(b, in, compute);
-  Value param = has_param ? v.back() : Value{};
+  const LossAttrs a(b, n, in);
+  const PointwiseLoss& loss = a.loss;
+  const int64_t reduction = a.reduction;
+  const bool has_weight = a.has_weight;
+  const DType compute = a.compute, out = a.out;
+  const Values& v = a.v;
+  const Value param = a.param;
   Value l = loss.forward(b, v[0], v[1], param);
   if (has_weight) l = b.Mul(l, v[2]);
   if (reduction == kNone) return Values{b.Convert(l, out)};
@@ -199,13 +218,13 @@ REGISTER_LOWERING("nn.loss", [](Builder& b, const graph::Node& n, const Values& 
 // attrs: as nn.loss. inputs: grad_output, self, target, [weight], [param].
 // The result has self's shape and dtype.
 REGISTER_LOWERING("nn.loss_backward", [](Builder& b, const graph::Node& n, const Values& in) {
-  const PointwiseLoss& loss = LossFor(n.StrAttr(0));
-  int64_t reduction = n.IntAttr(1);
-  bool has_weight = n.BoolAttr(2), has_param = n.BoolAttr(3);
-  DType compute = static_cast<DType>(n.IntAttr(4));
-  DType out = static_cast<DType>(n.IntAttr(5));
-  Values v = Harmonize(b, in, compute);
-  Value param = has_param ? v.back() : Value{};
+  const LossAttrs a(b, n, in);
+  const PointwiseLoss& loss = a.loss;
+  const int64_t reduction = a.reduction;
+  const bool has_weight = a.has_weight;
+  const DType compute = a.compute, out = a.out;
+  const Values& v = a.v;
+  const Value param = a.param;
   Value g = v[0];
   if (reduction == kMean) g = b.Div(g, Splat(b, static_cast<double>(in[1].type.numel()), g));
   Value r = loss.backward(b, v[1], v[2], g, param);
