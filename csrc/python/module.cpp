@@ -2,12 +2,12 @@
 #include <torch/csrc/Generator.h>
 #include <torch/extension.h>
 
-#include "aten/device.h"
-#include "aten/fallback.h"
-#include "aten/generator.h"
-#include "aten/hooks.h"
-#include "aten/registry.h"
-#include "aten/runtime.h"
+#include "aten/runtime/device.h"
+#include "aten/runtime/fallback.h"
+#include "aten/runtime/generator.h"
+#include "aten/runtime/hooks.h"
+#include "aten/kernels/registry.h"
+#include "aten/runtime/runtime.h"
 
 namespace py = pybind11;
 using namespace torchtpu::aten;

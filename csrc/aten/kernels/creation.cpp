@@ -1,0 +1,145 @@
+// Creation kernels: fill_, arange, linspace, eye, and reading one element
+// back (_local_scalar_dense). zeros/ones/full/*_like are PyTorch composites
+// over empty + fill_. Start, step and fill values are runtime scalars, so a
+// new value never compiles a new program.
+#include <ATen/ATen.h>
+#include <ATen/native/Resize.h>
+
+#include <cmath>
+
+#include "aten/runtime/dtype.h"
+#include "lower/lower_util.h"
+#include "aten/runtime/op_call.h"
+#include "aten/kernels/registry.h"
+#include "aten/runtime/storage.h"
+#include "graph/lowering.h"
+
+namespace torchtpu::aten {
+namespace {
+
+using namespace lower;
+
+at::Tensor& Fill(at::Tensor& self, const c10::Scalar& value) {
+  OpCall("copy").Scalar(value, self.scalar_type()).RunInto({self});
+  return self;
+}
+
+at::Tensor& Zero(at::Tensor& self) { return Fill(self, 0); }
+
+at::Tensor& FillTensor(at::Tensor& self, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
+              value.dim(), " dimensions.");
+  OpCall("copy").In(value).RunInto({self});
+  return self;
+}
+
+// arange: start + i * step, computed in double (or int64) like PyTorch's CPU kernel.
+REGISTER_LOWERING("arange", [](Builder& b, const graph::Node& n, const Values& in) {
+  int64_t size = n.IntAttr(0);
+  DType out = static_cast<DType>(n.IntAttr(1));
+  DType acc = in[0].dtype();
+  Value i = b.Iota(hlo::TensorType{acc, {size}}, 0);
+  Value step = b.BroadcastTo(in[1], {size});
+  Value start = b.BroadcastTo(in[0], {size});
+  return Values{b.Convert(b.Add(start, b.Mul(i, step)), out)};
+});
+
+at::Tensor& ArangeOut(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step,
+                      at::Tensor& out) {
+  double s = start.toDouble(), e = end.toDouble(), st = step.toDouble();
+  TORCH_CHECK(st != 0, "step must be nonzero");
+  TORCH_CHECK(std::isfinite(s) && std::isfinite(e), "unsupported range: ", s, " -> ", e);
+  TORCH_CHECK(((st > 0) && (e >= s)) || ((st < 0) && (e <= s)),
+              "upper bound and larger bound inconsistent with step sign");
+  int64_t size;
+  bool integral = at::isIntegralType(out.scalar_type(), true);
+  if (integral && start.isIntegral(false) && end.isIntegral(false) && step.isIntegral(false)) {
+    int64_t a = start.toLong(), z = end.toLong(), d = step.toLong();
+    size = (z - a + d - (d > 0 ? 1 : -1)) / d;
+  } else {
+    size = static_cast<int64_t>(std::ceil((e - s) / st));
+  }
+  at::native::resize_output(out, {size});
+  if (size == 0) return out;
+  c10::ScalarType acc = integral ? c10::kLong : c10::kDouble;
+  OpCall("arange")
+      .Attr(size)
+      .Attr(static_cast<int64_t>(ToHlo(out.scalar_type())))
+      .Scalar(start, acc)
+      .Scalar(step, acc)
+      .RunInto({out});
+  return out;
+}
+
+// linspace as PyTorch's CPU kernel: the first half steps up from start, the
+// second half steps down from end, in the output dtype (double for integers).
+REGISTER_LOWERING("linspace", [](Builder& b, const graph::Node& n, const Values& in) {
+  int64_t steps = n.IntAttr(0);
+  DType out = static_cast<DType>(n.IntAttr(1));
+  DType acc = in[0].dtype();
+  hlo::Shape shape{steps};
+  Value start = b.BroadcastTo(in[0], shape), end = b.BroadcastTo(in[1], shape);
+  Value step = b.Div(b.Sub(in[1], in[0]), Scalar(b, static_cast<double>(std::max<int64_t>(steps - 1, 1)), acc));
+  step = b.BroadcastTo(step, shape);
+  Value i = b.Iota(hlo::TensorType{acc, shape}, 0);
+  Value halfway = b.Constant(Literal::Int(steps / 2), acc, shape);
+  Value last = b.Constant(Literal::Int(steps - 1), acc, shape);
+  Value up = b.Add(start, b.Mul(step, i));
+  Value down = b.Sub(end, b.Mul(step, b.Sub(last, i)));
+  Value first_half = b.Cmp(i, halfway, hlo::Compare::kLT);
+  return Values{b.Convert(b.Select(first_half, up, down), out)};
+});
+
+at::Tensor& LinspaceOut(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, at::Tensor& out) {
+  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+  at::native::resize_output(out, {steps});
+  if (steps == 0) return out;
+  if (steps == 1) return Fill(out, start);
+  c10::ScalarType acc = at::isIntegralType(out.scalar_type(), true) ? c10::kDouble : out.scalar_type();
+  OpCall("linspace")
+      .Attr(steps)
+      .Attr(static_cast<int64_t>(ToHlo(out.scalar_type())))
+      .Scalar(start, acc)
+      .Scalar(end, acc)
+      .RunInto({out});
+  return out;
+}
+
+REGISTER_LOWERING("eye", [](Builder& b, const graph::Node& n, const Values&) {
+  int64_t rows = n.IntAttr(0), cols = n.IntAttr(1);
+  DType out = static_cast<DType>(n.IntAttr(2));
+  hlo::TensorType t{DType::kI64, {rows, cols}};
+  Value eq = b.Cmp(b.Iota(t, 0), b.Iota(t, 1), hlo::Compare::kEQ);
+  return Values{b.Convert(eq, out)};
+});
+
+at::Tensor& EyeOut(int64_t n, int64_t m, at::Tensor& out) {
+  TORCH_CHECK(n >= 0 && m >= 0, "n and m must be greater or equal to 0, got ", n, " and ", m);
+  at::native::resize_output(out, {n, m});
+  if (n == 0 || m == 0) return out;
+  OpCall("eye").Attr(n).Attr(m).Attr(static_cast<int64_t>(ToHlo(out.scalar_type()))).Device(out.device().index())
+      .RunInto({out});
+  return out;
+}
+
+at::Tensor& EyeOutSquare(int64_t n, at::Tensor& out) { return EyeOut(n, n, out); }
+
+c10::Scalar LocalScalarDense(const at::Tensor& self) {
+  at::Tensor host = self.to(at::kCPU);
+  return host.item();
+}
+
+}  // namespace
+
+void RegisterCreation() {
+  Impl("fill_.Scalar", Fill);
+  Impl("fill_.Tensor", FillTensor);
+  Impl("zero_", Zero);
+  Impl("arange.start_out", ArangeOut);
+  Impl("linspace.out", LinspaceOut);
+  Impl("eye.m_out", EyeOut);
+  Impl("eye.out", EyeOutSquare);
+  Impl("_local_scalar_dense", LocalScalarDense);
+}
+
+}  // namespace torchtpu::aten

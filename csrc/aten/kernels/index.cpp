@@ -1,0 +1,340 @@
+// ATen kernels of the indexing ops. Boolean masks become int64 indices via
+// nonzero (their count must be read back: output shapes depend on data).
+#include <ATen/ATen.h>
+#include <ATen/native/Resize.h>
+
+#include "aten/runtime/dtype.h"
+#include "aten/runtime/op_call.h"
+#include "aten/kernels/registry.h"
+
+namespace torchtpu::aten {
+namespace {
+
+void CheckIndex(const at::Tensor& index, const char* name) {
+  TORCH_CHECK_INDEX(index.scalar_type() == c10::kLong || index.scalar_type() == c10::kInt, name,
+                    "(): Expected dtype int32/int64 for index");
+}
+
+at::Tensor IndexSelect(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
+  CheckIndex(index, "index_select");
+  TORCH_CHECK_INDEX(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
+  int64_t d = c10::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  if (self.dim() == 0) return self.clone();
+  at::Tensor r = OpCall("index_select").Attr(d).In(self).In(index.reshape({-1})).Run1();
+  return r;
+}
+at::Tensor& IndexSelectOut(const at::Tensor& self, int64_t dim, const at::Tensor& index, at::Tensor& out) {
+  at::Tensor r = IndexSelect(self, dim, index);
+  at::native::resize_output(out, r.sizes());
+  out.copy_(r);
+  return out;
+}
+
+at::Tensor Gather(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparse_grad) {
+  int64_t d = c10::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  // As on CPU, an empty index of any dtype gives an empty result.
+  if (index.numel() == 0) return at::empty(index.sizes(), self.options());
+  CheckIndex(index, "gather");
+  return OpCall("gather").Attr(d).In(self).In(index).Run1();
+}
+at::Tensor& GatherOut(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparse_grad, at::Tensor& out) {
+  at::native::resize_output(out, index.sizes());
+  if (index.numel() == 0) return out;
+  int64_t d = c10::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  OpCall("gather").Attr(d).In(self).In(index).RunInto({out});
+  return out;
+}
+
+OpCall ScatterCall(const at::Tensor& self, int64_t dim, const at::Tensor& index, const std::string& reduce) {
+  CheckIndex(index, "scatter");
+  int64_t d = c10::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  OpCall call("scatter");
+  call.Attr(d).Attr(reduce).In(self).In(index);
+  return call;
+}
+std::string Reduce(c10::string_view reduce) {
+  if (reduce == "add" || reduce == "sum") return "add";
+  if (reduce == "multiply" || reduce == "prod") return "multiply";
+  TORCH_CHECK(false, "torchtpu: scatter reduce '", std::string(reduce), "' is not supported");
+}
+at::Tensor ScatterSrc(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+  return ScatterCall(self, dim, index, "").In(src).Run1();
+}
+at::Tensor ScatterValue(const at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
+  return ScatterCall(self, dim, index, "").Scalar(value, self.scalar_type()).Run1();
+}
+at::Tensor& ScatterSrcInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+  ScatterCall(self, dim, index, "").In(src).RunInto({self});
+  return self;
+}
+at::Tensor& ScatterValueInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
+  ScatterCall(self, dim, index, "").Scalar(value, self.scalar_type()).RunInto({self});
+  return self;
+}
+at::Tensor& ScatterSrcOut(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src, at::Tensor& out) {
+  at::native::resize_output(out, self.sizes());
+  ScatterCall(self, dim, index, "").In(src).RunInto({out});
+  return out;
+}
+at::Tensor& ScatterValueOut(const at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value, at::Tensor& out) {
+  at::native::resize_output(out, self.sizes());
+  ScatterCall(self, dim, index, "").Scalar(value, self.scalar_type()).RunInto({out});
+  return out;
+}
+at::Tensor ScatterReduce(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src, c10::string_view reduce) {
+  return ScatterCall(self, dim, index, Reduce(reduce)).In(src).Run1();
+}
+at::Tensor& ScatterReduceInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src, c10::string_view reduce) {
+  ScatterCall(self, dim, index, Reduce(reduce)).In(src).RunInto({self});
+  return self;
+}
+at::Tensor ScatterAdd(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+  return ScatterCall(self, dim, index, "add").In(src).Run1();
+}
+at::Tensor& ScatterAddInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+  ScatterCall(self, dim, index, "add").In(src).RunInto({self});
+  return self;
+}
+at::Tensor& ScatterAddOut(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src, at::Tensor& out) {
+  at::native::resize_output(out, self.sizes());
+  ScatterCall(self, dim, index, "add").In(src).RunInto({out});
+  return out;
+}
+
+at::Tensor Nonzero(const at::Tensor& self) {
+  int64_t count = self.ne(0).sum().item<int64_t>();
+  if (self.dim() == 0) {
+    return at::empty({count, 0}, self.options().dtype(c10::kLong));
+  }
+  if (count == 0 || self.numel() == 0) return at::empty({0, self.dim()}, self.options().dtype(c10::kLong));
+  return OpCall("nonzero").Attr(count).In(self).Run1();
+}
+at::Tensor& NonzeroOut(const at::Tensor& self, at::Tensor& out) {
+  at::Tensor r = Nonzero(self);
+  at::native::resize_output(out, r.sizes());
+  out.copy_(r);
+  return out;
+}
+
+// Expands boolean masks into int64 indices and records where the indexed
+// dims sit. Returns (positions, indices).
+std::pair<std::vector<int64_t>, std::vector<at::Tensor>> ExpandIndices(
+    const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
+  std::vector<int64_t> pos;
+  std::vector<at::Tensor> idx;
+  int64_t dim = 0;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    std::optional<at::Tensor> t = indices[i];
+    if (!t.has_value() || !t->defined()) {
+      ++dim;
+      continue;
+    }
+    // CPU index tensors are accepted, as CUDA accepts them.
+    at::Tensor index = t->device() == self.device() ? *t : t->to(self.device());
+    if (index.scalar_type() == c10::kBool || index.scalar_type() == c10::kByte) {
+      for (int64_t j = 0; j < index.dim(); ++j) {
+        TORCH_CHECK_INDEX(dim + j < self.dim() && index.size(j) == self.size(dim + j), "The shape of the mask ",
+                          index.sizes(), " at index ", j, " does not match the shape of the indexed tensor ",
+                          self.sizes(), " at index ", dim + j);
+      }
+      at::Tensor nz = Nonzero(index);
+      for (int64_t j = 0; j < index.dim(); ++j) {
+        pos.push_back(dim++);
+        idx.push_back(nz.select(1, j));
+      }
+      continue;
+    }
+    TORCH_CHECK_INDEX(index.scalar_type() == c10::kLong || index.scalar_type() == c10::kInt,
+                      "tensors used as indices must be long, int, byte or bool tensors");
+    TORCH_CHECK_INDEX(dim < self.dim(), "too many indices for tensor of dimension ", self.dim());
+    pos.push_back(dim++);
+    idx.push_back(index);
+  }
+  return {pos, idx};
+}
+
+bool Adjacent(const std::vector<int64_t>& pos) {
+  for (size_t i = 1; i < pos.size(); ++i) if (pos[i] != pos[i - 1] + 1) return false;
+  return true;
+}
+
+at::Tensor Index(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
+  auto [pos, idx] = ExpandIndices(self, indices);
+  if (pos.empty()) return self.clone();
+  OpCall call("index");
+  call.Attr(pos).Attr(!Adjacent(pos)).In(self);
+  for (const at::Tensor& t : idx) call.In(t);
+  return call.Run1();
+}
+at::Tensor& IndexOut(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices, at::Tensor& out) {
+  at::Tensor r = Index(self, indices);
+  at::native::resize_output(out, r.sizes());
+  out.copy_(r);
+  return out;
+}
+
+OpCall IndexPutCall(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
+                    const at::Tensor& values, bool accumulate, bool* empty) {
+  auto [pos, idx] = ExpandIndices(self, indices);
+  OpCall call("index_put");
+  *empty = pos.empty() || std::any_of(idx.begin(), idx.end(), [](const at::Tensor& t) { return t.numel() == 0; });
+  call.Attr(pos).Attr(!Adjacent(pos)).Attr(accumulate).In(self);
+  for (const at::Tensor& t : idx) call.In(t);
+  call.In(values.device() == self.device() ? values : values.to(self.device()));
+  return call;
+}
+at::Tensor& IndexPutInplace(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
+                            const at::Tensor& values, bool accumulate) {
+  bool empty = false;
+  OpCall call = IndexPutCall(self, indices, values, accumulate, &empty);
+  if (empty) {
+    if (call.node().inputs.size() == 2) self.copy_(values.expand_as(self));  // no index: whole tensor
+    return self;
+  }
+  call.RunInto({self});
+  return self;
+}
+at::Tensor& IndexPutImpl(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
+                         const at::Tensor& values, bool accumulate, bool unsafe) {
+  return IndexPutInplace(self, indices, values, accumulate);
+}
+at::Tensor IndexPut(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
+                    const at::Tensor& values, bool accumulate) {
+  at::Tensor r = self.clone();
+  return IndexPutInplace(r, indices, values, accumulate);
+}
+
+at::Tensor& MaskedFillScalar(at::Tensor& self, const at::Tensor& mask, const c10::Scalar& value) {
+  TORCH_CHECK(mask.scalar_type() == c10::kBool, "masked_fill_ only supports boolean masks, but got mask with dtype ",
+              mask.scalar_type());
+  OpCall("masked_fill").In(self).In(mask).Scalar(value, self.scalar_type()).RunInto({self});
+  return self;
+}
+at::Tensor& MaskedFillTensor(at::Tensor& self, const at::Tensor& mask, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+              value.dim(), " dimension(s).");
+  TORCH_CHECK(mask.scalar_type() == c10::kBool, "masked_fill_ only supports boolean masks, but got mask with dtype ",
+              mask.scalar_type());
+  OpCall("masked_fill").In(self).In(mask).In(value).RunInto({self});
+  return self;
+}
+
+at::Tensor MaskedSelect(const at::Tensor& self, const at::Tensor& mask) {
+  TORCH_CHECK(mask.scalar_type() == c10::kBool, "masked_select: expected BoolTensor for mask");
+  std::vector<int64_t> shape = at::infer_size(self.sizes(), mask.sizes());
+  c10::List<std::optional<at::Tensor>> indices;
+  indices.push_back(mask.expand(shape));
+  return Index(self.expand(shape), indices);
+}
+at::Tensor& MaskedSelectOut(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out) {
+  at::Tensor r = MaskedSelect(self, mask);
+  at::native::resize_output(out, r.sizes());
+  out.copy_(r);
+  return out;
+}
+
+at::Tensor Take(const at::Tensor& self, const at::Tensor& index) {
+  CheckIndex(index, "take");
+  at::Tensor flat = self.reshape({-1});
+  return IndexSelect(flat, 0, index.reshape({-1})).view(index.sizes());
+}
+
+// index_add / index_copy / index_fill: a scatter along `dim` whose updates
+// are `source` (or the fill value) with `dim` as the scatter dimension.
+OpCall IndexScatter(const at::Tensor& self, int64_t dim, const at::Tensor& index, const std::string& mode) {
+  CheckIndex(index, ("index_" + mode).c_str());
+  TORCH_CHECK_INDEX(index.dim() <= 1, "index_", mode, "_(): Index is supposed to be a vector");
+  int64_t d = c10::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  OpCall call("index_scatter");
+  call.Attr(self.dim() == 0 ? int64_t{0} : d).Attr(mode).In(self).In(index.reshape({-1}));
+  return call;
+}
+at::Tensor& IndexAddOut(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                        const c10::Scalar& alpha, at::Tensor& out) {
+  OpCall call = IndexScatter(self, dim, index, "add");
+  call.In(source).Scalar(alpha, self.scalar_type());
+  at::native::resize_output(out, self.sizes());
+  call.RunInto({out});
+  return out;
+}
+at::Tensor IndexAdd(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                    const c10::Scalar& alpha) {
+  return IndexScatter(self, dim, index, "add").In(source).Scalar(alpha, self.scalar_type()).Run1();
+}
+at::Tensor& IndexAddInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                            const c10::Scalar& alpha) {
+  IndexScatter(self, dim, index, "add").In(source).Scalar(alpha, self.scalar_type()).RunInto({self});
+  return self;
+}
+at::Tensor IndexCopy(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
+  return IndexScatter(self, dim, index, "copy").In(source).Run1();
+}
+at::Tensor& IndexCopyInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
+  IndexScatter(self, dim, index, "copy").In(source).RunInto({self});
+  return self;
+}
+at::Tensor& IndexCopyOut(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source, at::Tensor& out) {
+  at::native::resize_output(out, self.sizes());
+  IndexScatter(self, dim, index, "copy").In(source).RunInto({out});
+  return out;
+}
+at::Tensor& IndexFillInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
+  IndexScatter(self, dim, index, "copy").Scalar(value, self.scalar_type()).RunInto({self});
+  return self;
+}
+at::Tensor& IndexFillTensorInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+              value.dim(), " dimension(s).");
+  IndexScatter(self, dim, index, "copy").In(value).RunInto({self});
+  return self;
+}
+at::Tensor IndexFill(const at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
+  return IndexScatter(self, dim, index, "copy").Scalar(value, self.scalar_type()).Run1();
+}
+at::Tensor IndexFillTensor(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& value) {
+  return IndexScatter(self, dim, index, "copy").In(value).Run1();
+}
+
+}  // namespace
+
+void RegisterIndexing() {
+  Impl("take", Take);
+  Impl("index_add", IndexAdd);
+  Impl("index_add_", IndexAddInplace);
+  Impl("index_add.out", IndexAddOut);
+  Impl("index_copy", IndexCopy);
+  Impl("index_copy_", IndexCopyInplace);
+  Impl("index_copy.out", IndexCopyOut);
+  Impl("index_fill_.int_Scalar", IndexFillInplace);
+  Impl("index_fill_.int_Tensor", IndexFillTensorInplace);
+  Impl("index_fill.int_Scalar", IndexFill);
+  Impl("index_fill.int_Tensor", IndexFillTensor);
+  Impl("index_select", IndexSelect);
+  Impl("index_select.out", IndexSelectOut);
+  Impl("gather", Gather);
+  Impl("gather.out", GatherOut);
+  Impl("scatter.src", ScatterSrc);
+  Impl("scatter.value", ScatterValue);
+  Impl("scatter_.src", ScatterSrcInplace);
+  Impl("scatter_.value", ScatterValueInplace);
+  Impl("scatter.src_out", ScatterSrcOut);
+  Impl("scatter.value_out", ScatterValueOut);
+  Impl("scatter.reduce", ScatterReduce);
+  Impl("scatter_.reduce", ScatterReduceInplace);
+  Impl("scatter_add", ScatterAdd);
+  Impl("scatter_add_", ScatterAddInplace);
+  Impl("scatter_add.out", ScatterAddOut);
+  Impl("nonzero", Nonzero);
+  Impl("nonzero.out", NonzeroOut);
+  Impl("index.Tensor", Index);
+  Impl("index.Tensor_out", IndexOut);
+  Impl("index_put_", IndexPutInplace);
+  Impl("index_put", IndexPut);
+  Impl("_index_put_impl_", IndexPutImpl);
+  Impl("masked_fill_.Scalar", MaskedFillScalar);
+  Impl("masked_fill_.Tensor", MaskedFillTensor);
+  Impl("masked_select", MaskedSelect);
+  Impl("masked_select.out", MaskedSelectOut);
+}
+
+}  // namespace torchtpu::aten

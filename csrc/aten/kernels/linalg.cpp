@@ -1,0 +1,223 @@
+// Matrix products: mm, bmm, mv, dot and their add-forms (addmm, baddbmm,
+// addmv). matmul, linear, einsum, outer reach these through PyTorch's own
+// decompositions. bf16/f16 products accumulate in f32 and round once, as
+// PyTorch's CPU kernels do.
+#include <ATen/ATen.h>
+#include <ATen/native/Resize.h>
+
+#include "aten/runtime/dtype.h"
+#include "lower/lower_util.h"
+#include "aten/runtime/op_call.h"
+#include "aten/kernels/registry.h"
+#include "graph/lowering.h"
+
+namespace torchtpu::aten {
+namespace {
+
+using namespace lower;
+
+// attrs: 0 kind (mm, bmm, mv, dot), 1 with_input (addmm-style), 2 beta_is_zero.
+// inputs: [self], a, b, [alpha, beta]
+REGISTER_LOWERING("matmul", [](Builder& b, const graph::Node& n, const Values& in) {
+  const std::string& kind = n.StrAttr(0);
+  bool with_input = n.BoolAttr(1);
+  bool beta_zero = n.BoolAttr(2);
+  size_t k = with_input ? 1 : 0;
+  Value a = in[k], c = in[k + 1];
+  DType out = a.dtype();
+  DType acc = AccumulateType(out);
+  a = b.Convert(a, acc);
+  c = b.Convert(c, acc);
+  Value p;
+  if (kind == "mm") p = b.DotGeneral(a, c, {}, {}, {1}, {0});
+  else if (kind == "bmm") p = b.DotGeneral(a, c, {0}, {0}, {2}, {1});
+  else if (kind == "mv") p = b.DotGeneral(a, c, {}, {}, {1}, {0});
+  else p = b.DotGeneral(a, c, {}, {}, {0}, {0});
+  if (with_input) {
+    Value alpha = b.BroadcastTo(b.Convert(in[k + 2], acc), p.shape());
+    p = b.Mul(alpha, p);
+    if (!beta_zero) {
+      Value self = b.BroadcastTo(b.Convert(in[0], acc), p.shape());
+      Value beta = b.BroadcastTo(b.Convert(in[k + 3], acc), p.shape());
+      p = b.Add(b.Mul(beta, self), p);
+    }
+  }
+  return Values{b.Convert(p, out)};
+});
+
+void CheckSameDtype(const at::Tensor& a, const at::Tensor& b, const char* name) {
+  TORCH_CHECK_NOT_IMPLEMENTED(a.scalar_type() != c10::kBool, "\"", name, "\" not implemented for 'Bool'");
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "expected m1 and m2 to have the same dtype, but got: ",
+              a.scalar_type(), " != ", b.scalar_type());
+}
+
+OpCall Product(const char* kind, const at::Tensor& a, const at::Tensor& b) {
+  OpCall call("matmul");
+  call.Attr(std::string(kind)).Attr(false).Attr(false).In(a).In(b);
+  return call;
+}
+
+OpCall AddProduct(const char* kind, const at::Tensor& self, const at::Tensor& a, const at::Tensor& b,
+                  const c10::Scalar& beta, const c10::Scalar& alpha) {
+  bool beta_zero = beta.isFloatingPoint() ? beta.toDouble() == 0.0 : beta.toLong() == 0;
+  OpCall call("matmul");
+  call.Attr(std::string(kind)).Attr(true).Attr(beta_zero).In(self).In(a).In(b);
+  call.Scalar(alpha, a.scalar_type()).Scalar(beta, a.scalar_type());
+  return call;
+}
+
+at::Tensor Finish(OpCall& call, at::Tensor* out) {
+  if (!out) return call.Run1();
+  at::native::resize_output(*out, call.ResultTypes().at(0).shape);
+  call.RunInto({*out});
+  return *out;
+}
+
+void CheckMm(const at::Tensor& a, const at::Tensor& b) {
+  TORCH_CHECK(a.dim() == 2, "self must be a matrix");
+  TORCH_CHECK(b.dim() == 2, "mat2 must be a matrix");
+  TORCH_CHECK(a.size(1) == b.size(0), "mat1 and mat2 shapes cannot be multiplied (", a.size(0), "x", a.size(1),
+              " and ", b.size(0), "x", b.size(1), ")");
+  CheckSameDtype(a, b, "mm");
+}
+
+void CheckBmm(const at::Tensor& a, const at::Tensor& b) {
+  TORCH_CHECK(a.dim() == 3, "batch1 must be a 3D tensor");
+  TORCH_CHECK(b.dim() == 3, "batch2 must be a 3D tensor");
+  TORCH_CHECK(a.size(0) == b.size(0) && a.size(2) == b.size(1), "Expected size for first two dimensions of batch2 tensor to be: [",
+              a.size(0), ", ", a.size(2), "] but got: [", b.size(0), ", ", b.size(1), "].");
+  CheckSameDtype(a, b, "bmm");
+}
+
+void CheckMv(const at::Tensor& a, const at::Tensor& v) {
+  TORCH_CHECK(a.dim() == 2 && v.dim() == 1, "vector + matrix @ vector expected, got ", a.dim(), ", ", v.dim());
+  TORCH_CHECK(a.size(1) == v.size(0), "size mismatch, got input (", a.size(0), "), mat (", a.size(0), "x", a.size(1),
+              "), vec (", v.size(0), ")");
+  CheckSameDtype(a, v, "mv");
+}
+
+at::Tensor Mm(const at::Tensor& a, const at::Tensor& b) {
+  CheckMm(a, b);
+  auto call = Product("mm", a, b);
+  return Finish(call, nullptr);
+}
+at::Tensor& MmOut(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  CheckMm(a, b);
+  auto call = Product("mm", a, b);
+  Finish(call, &out);
+  return out;
+}
+at::Tensor Bmm(const at::Tensor& a, const at::Tensor& b) {
+  CheckBmm(a, b);
+  auto call = Product("bmm", a, b);
+  return Finish(call, nullptr);
+}
+at::Tensor& BmmOut(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  CheckBmm(a, b);
+  auto call = Product("bmm", a, b);
+  Finish(call, &out);
+  return out;
+}
+at::Tensor Mv(const at::Tensor& a, const at::Tensor& v) {
+  CheckMv(a, v);
+  auto call = Product("mv", a, v);
+  return Finish(call, nullptr);
+}
+at::Tensor& MvOut(const at::Tensor& a, const at::Tensor& v, at::Tensor& out) {
+  CheckMv(a, v);
+  auto call = Product("mv", a, v);
+  Finish(call, &out);
+  return out;
+}
+at::Tensor Dot(const at::Tensor& a, const at::Tensor& b) {
+  TORCH_CHECK(a.dim() == 1 && b.dim() == 1, "1D tensors expected, but got ", a.dim(), "D and ", b.dim(), "D tensors");
+  TORCH_CHECK(a.size(0) == b.size(0), "inconsistent tensor size, expected tensor [", a.size(0),
+              "] and src [", b.size(0), "] to have the same number of elements, but got ", a.size(0), " and ",
+              b.size(0), " elements respectively");
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "dot : expected both vectors to have same dtype, but found ",
+              a.scalar_type(), " and ", b.scalar_type());
+  auto call = Product("dot", a, b);
+  return Finish(call, nullptr);
+}
+at::Tensor& DotOut(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  at::Tensor r = Dot(a, b);
+  at::native::resize_output(out, {});
+  out.copy_(r);
+  return out;
+}
+
+at::Tensor Addmm(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta, const c10::Scalar& alpha) {
+  CheckMm(a, b);
+  auto call = AddProduct("mm", self, a, b, beta, alpha);
+  return Finish(call, nullptr);
+}
+at::Tensor& AddmmOut(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta,
+                     const c10::Scalar& alpha, at::Tensor& out) {
+  CheckMm(a, b);
+  auto call = AddProduct("mm", self, a, b, beta, alpha);
+  Finish(call, &out);
+  return out;
+}
+at::Tensor& AddmmInplace(at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta, const c10::Scalar& alpha) {
+  CheckMm(a, b);
+  AddProduct("mm", self, a, b, beta, alpha).RunInto({self});
+  return self;
+}
+at::Tensor Baddbmm(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta, const c10::Scalar& alpha) {
+  CheckBmm(a, b);
+  auto call = AddProduct("bmm", self, a, b, beta, alpha);
+  return Finish(call, nullptr);
+}
+at::Tensor& BaddbmmOut(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta,
+                       const c10::Scalar& alpha, at::Tensor& out) {
+  CheckBmm(a, b);
+  auto call = AddProduct("bmm", self, a, b, beta, alpha);
+  Finish(call, &out);
+  return out;
+}
+at::Tensor& BaddbmmInplace(at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta, const c10::Scalar& alpha) {
+  CheckBmm(a, b);
+  AddProduct("bmm", self, a, b, beta, alpha).RunInto({self});
+  return self;
+}
+at::Tensor Addmv(const at::Tensor& self, const at::Tensor& a, const at::Tensor& v, const c10::Scalar& beta, const c10::Scalar& alpha) {
+  CheckMv(a, v);
+  auto call = AddProduct("mv", self, a, v, beta, alpha);
+  return Finish(call, nullptr);
+}
+at::Tensor& AddmvOut(const at::Tensor& self, const at::Tensor& a, const at::Tensor& v, const c10::Scalar& beta,
+                     const c10::Scalar& alpha, at::Tensor& out) {
+  CheckMv(a, v);
+  auto call = AddProduct("mv", self, a, v, beta, alpha);
+  Finish(call, &out);
+  return out;
+}
+at::Tensor& AddmvInplace(at::Tensor& self, const at::Tensor& a, const at::Tensor& v, const c10::Scalar& beta, const c10::Scalar& alpha) {
+  CheckMv(a, v);
+  AddProduct("mv", self, a, v, beta, alpha).RunInto({self});
+  return self;
+}
+
+}  // namespace
+
+void RegisterLinalg() {
+  Impl("mm", Mm);
+  Impl("mm.out", MmOut);
+  Impl("bmm", Bmm);
+  Impl("bmm.out", BmmOut);
+  Impl("mv", Mv);
+  Impl("mv.out", MvOut);
+  Impl("dot", Dot);
+  Impl("dot.out", DotOut);
+  Impl("addmm", Addmm);
+  Impl("addmm.out", AddmmOut);
+  Impl("addmm_", AddmmInplace);
+  Impl("baddbmm", Baddbmm);
+  Impl("baddbmm.out", BaddbmmOut);
+  Impl("baddbmm_", BaddbmmInplace);
+  Impl("addmv", Addmv);
+  Impl("addmv.out", AddmvOut);
+  Impl("addmv_", AddmvInplace);
+}
+
+}  // namespace torchtpu::aten

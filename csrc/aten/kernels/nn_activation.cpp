@@ -1,0 +1,396 @@
+// ATen kernels of the activations that do not decompose into other ops
+// (gelu, silu, softplus, leaky_relu, elu, hardswish, ...), their backward
+// ops, glu and the softmax backward. Functional, in-place and out= variants
+// share one call; the Python scalars (slopes, thresholds) are runtime
+// operands, so new values compile nothing.
+#include <ATen/ATen.h>
+#include <ATen/native/Resize.h>
+#include <ATen/native/TypeProperties.h>
+
+#include <vector>
+
+#include "aten/kernels/nn_util.h"
+#include "aten/runtime/op_call.h"
+#include "aten/kernels/registry.h"
+
+namespace torchtpu::aten::nn {
+namespace {
+
+enum class Mode { kFresh, kInplace, kOut };
+
+// Runs formula `kind` over `tensors` (broadcast together) and `scalars`.
+// The result dtype is the tensors' promoted dtype; the math runs in its
+// opmath type.
+at::Tensor Pointwise(const std::string& kind, const std::vector<at::Tensor>& tensors,
+                     const std::vector<c10::Scalar>& scalars, Mode mode = Mode::kFresh,
+                     const at::Tensor* out = nullptr) {
+  c10::ScalarType result = tensors.size() == 1 ? tensors[0].scalar_type() : at::native::result_type(tensors);
+  c10::ScalarType compute = AccType(result);
+  OpCall call("nn.pointwise");
+  call.Attr(kind).Attr(H(compute)).Attr(H(result));
+  for (const at::Tensor& t : tensors) call.In(t);
+  for (const c10::Scalar& s : scalars) call.Scalar(s, compute);
+  if (mode == Mode::kInplace) {
+    call.RunInto({tensors[0]});
+    return tensors[0];
+  }
+  return RunOut(call, mode == Mode::kOut ? out : nullptr);
+}
+
+// One-input activations: functional, in-place and out= forms.
+template <const char* kName, const char* kKind>
+struct Unary {
+  static at::Tensor Fn(const at::Tensor& self) {
+    CheckFloating(self, kName);
+    return Pointwise(kKind, {self}, {});
+  }
+  static at::Tensor& Inplace(at::Tensor& self) {
+    CheckFloating(self, kName);
+    Pointwise(kKind, {self}, {}, Mode::kInplace);
+    return self;
+  }
+  static at::Tensor& Out(const at::Tensor& self, at::Tensor& out) {
+    CheckFloating(self, kName);
+    Pointwise(kKind, {self}, {}, Mode::kOut, &out);
+    return out;
+  }
+  static at::Tensor Backward(const at::Tensor& grad, const at::Tensor& self) {
+    return Pointwise(std::string(kKind) + "_backward", {grad, self}, {});
+  }
+  static at::Tensor& BackwardOut(const at::Tensor& grad, const at::Tensor& self, at::Tensor& out) {
+    Pointwise(std::string(kKind) + "_backward", {grad, self}, {}, Mode::kOut, &out);
+    return out;
+  }
+};
+constexpr char kSilu[] = "silu", kHardswish[] = "hardswish", kHardsigmoid[] = "hardsigmoid", kMish[] = "mish";
+using Silu = Unary<kSilu, kSilu>;
+using Hardswish = Unary<kHardswish, kHardswish>;
+using Hardsigmoid = Unary<kHardsigmoid, kHardsigmoid>;
+using Mish = Unary<kMish, kMish>;
+
+// --- gelu
+std::string GeluKind(c10::string_view approximate) {
+  TORCH_CHECK(approximate == "none" || approximate == "tanh", "approximate argument must be either none or tanh.");
+  return approximate == "tanh" ? "gelu_tanh" : "gelu";
+}
+at::Tensor Gelu(const at::Tensor& self, c10::string_view approximate) {
+  CheckFloating(self, "GeluKernelImpl");
+  return Pointwise(GeluKind(approximate), {self}, {});
+}
+at::Tensor& GeluInplace(at::Tensor& self, c10::string_view approximate) {
+  CheckFloating(self, "GeluKernelImpl");
+  Pointwise(GeluKind(approximate), {self}, {}, Mode::kInplace);
+  return self;
+}
+at::Tensor& GeluOut(const at::Tensor& self, c10::string_view approximate, at::Tensor& out) {
+  CheckFloating(self, "GeluKernelImpl");
+  Pointwise(GeluKind(approximate), {self}, {}, Mode::kOut, &out);
+  return out;
+}
+at::Tensor GeluBackward(const at::Tensor& grad, const at::Tensor& self, c10::string_view approximate) {
+  return Pointwise(GeluKind(approximate) + "_backward", {grad, self}, {});
+}
+at::Tensor& GeluBackwardOut(const at::Tensor& grad, const at::Tensor& self, c10::string_view approximate,
+                            at::Tensor& out) {
+  Pointwise(GeluKind(approximate) + "_backward", {grad, self}, {}, Mode::kOut, &out);
+  return out;
+}
+
+// --- backward ops of relu, tanh, sigmoid, hardtanh, log_sigmoid
+at::Tensor ThresholdBackward(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& threshold) {
+  return Pointwise("threshold_backward", {grad, self}, {threshold});
+}
+at::Tensor& ThresholdBackwardOut(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& threshold,
+                                 at::Tensor& out) {
+  Pointwise("threshold_backward", {grad, self}, {threshold}, Mode::kOut, &out);
+  return out;
+}
+at::Tensor TanhBackward(const at::Tensor& grad, const at::Tensor& output) {
+  return Pointwise("tanh_backward", {grad, output}, {});
+}
+at::Tensor& TanhBackwardOut(const at::Tensor& grad, const at::Tensor& output, at::Tensor& out) {
+  Pointwise("tanh_backward", {grad, output}, {}, Mode::kOut, &out);
+  return out;
+}
+at::Tensor SigmoidBackward(const at::Tensor& grad, const at::Tensor& output) {
+  return Pointwise("sigmoid_backward", {grad, output}, {});
+}
+at::Tensor& SigmoidBackwardOut(const at::Tensor& grad, const at::Tensor& output, at::Tensor& out) {
+  Pointwise("sigmoid_backward", {grad, output}, {}, Mode::kOut, &out);
+  return out;
+}
+at::Tensor HardtanhBackward(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& min_val,
+                            const c10::Scalar& max_val) {
+  return Pointwise("hardtanh_backward", {grad, self}, {min_val, max_val});
+}
+at::Tensor& HardtanhBackwardOut(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& min_val,
+                                const c10::Scalar& max_val, at::Tensor& out) {
+  Pointwise("hardtanh_backward", {grad, self}, {min_val, max_val}, Mode::kOut, &out);
+  return out;
+}
+std::tuple<at::Tensor, at::Tensor> LogSigmoidForward(const at::Tensor& self) {
+  CheckFloating(self, "log_sigmoid_cpu");
+  c10::ScalarType t = self.scalar_type();
+  OpCall call("nn.pointwise");
+  call.Attr(std::string("log_sigmoid")).Attr(H(AccType(t))).Attr(H(t)).In(self);
+  auto r = call.Run();
+  return {r.at(0), r.at(1)};
+}
+std::tuple<at::Tensor&, at::Tensor&> LogSigmoidForwardOut(const at::Tensor& self, at::Tensor& output,
+                                                           at::Tensor& buffer) {
+  auto [o, buf] = LogSigmoidForward(self);
+  CopyOut(o, output);
+  CopyOut(buf, buffer);
+  return {output, buffer};
+}
+at::Tensor LogSigmoidBackward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& buffer) {
+  return Pointwise("log_sigmoid_backward", {grad, self}, {});
+}
+at::Tensor& LogSigmoidBackwardOut(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& buffer,
+                                  at::Tensor& out) {
+  Pointwise("log_sigmoid_backward", {grad, self}, {}, Mode::kOut, &out);
+  return out;
+}
+
+// --- hardtanh (relu6 too): clamp to [min_val, max_val].
+at::Tensor Hardtanh(const at::Tensor& self, const c10::Scalar& min_val, const c10::Scalar& max_val) {
+  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != c10::kBool, "\"hardtanh_cpu\" not implemented for 'Bool'");
+  return Pointwise("hardtanh", {self}, {min_val, max_val});
+}
+at::Tensor& HardtanhInplace(at::Tensor& self, const c10::Scalar& min_val, const c10::Scalar& max_val) {
+  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != c10::kBool, "\"hardtanh_cpu\" not implemented for 'Bool'");
+  Pointwise("hardtanh", {self}, {min_val, max_val}, Mode::kInplace);
+  return self;
+}
+at::Tensor& HardtanhOut(const at::Tensor& self, const c10::Scalar& min_val, const c10::Scalar& max_val,
+                        at::Tensor& out) {
+  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != c10::kBool, "\"hardtanh_cpu\" not implemented for 'Bool'");
+  Pointwise("hardtanh", {self}, {min_val, max_val}, Mode::kOut, &out);
+  return out;
+}
+
+// --- softplus
+at::Tensor Softplus(const at::Tensor& self, const c10::Scalar& beta, const c10::Scalar& threshold) {
+  CheckFloating(self, "softplus_cpu");
+  return Pointwise("softplus", {self}, {beta, threshold});
+}
+at::Tensor& SoftplusOut(const at::Tensor& self, const c10::Scalar& beta, const c10::Scalar& threshold,
+                        at::Tensor& out) {
+  CheckFloating(self, "softplus_cpu");
+  Pointwise("softplus", {self}, {beta, threshold}, Mode::kOut, &out);
+  return out;
+}
+at::Tensor SoftplusBackward(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& beta,
+                            const c10::Scalar& threshold) {
+  return Pointwise("softplus_backward", {grad, self}, {beta, threshold});
+}
+at::Tensor& SoftplusBackwardOut(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& beta,
+                                const c10::Scalar& threshold, at::Tensor& out) {
+  Pointwise("softplus_backward", {grad, self}, {beta, threshold}, Mode::kOut, &out);
+  return out;
+}
+
+// --- leaky_relu
+at::Tensor LeakyRelu(const at::Tensor& self, const c10::Scalar& slope) {
+  CheckFloating(self, "leaky_relu_cpu");
+  return Pointwise("leaky_relu", {self}, {slope});
+}
+at::Tensor& LeakyReluInplace(at::Tensor& self, const c10::Scalar& slope) {
+  CheckFloating(self, "leaky_relu_cpu");
+  Pointwise("leaky_relu", {self}, {slope}, Mode::kInplace);
+  return self;
+}
+at::Tensor& LeakyReluOut(const at::Tensor& self, const c10::Scalar& slope, at::Tensor& out) {
+  CheckFloating(self, "leaky_relu_cpu");
+  Pointwise("leaky_relu", {self}, {slope}, Mode::kOut, &out);
+  return out;
+}
+void CheckLeakyBackward(const c10::Scalar& slope, bool self_is_result) {
+  TORCH_CHECK(!self_is_result || slope.to<double>() >= 0.0,
+              "In-place leakyReLu backward calculation is triggered with a negative slope which is not supported. "
+              "This is caused by calling in-place forward function with a negative slope, "
+              "please call out-of-place version instead. File an issue at https://github.com/pytorch/pytorch if you "
+              "do require supporting in-place leakRelu backward calculation with negative slope");
+}
+at::Tensor LeakyReluBackward(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& slope,
+                             bool self_is_result) {
+  CheckLeakyBackward(slope, self_is_result);
+  return Pointwise("leaky_relu_backward", {grad, self}, {slope});
+}
+at::Tensor& LeakyReluBackwardOut(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& slope,
+                                 bool self_is_result, at::Tensor& out) {
+  CheckLeakyBackward(slope, self_is_result);
+  Pointwise("leaky_relu_backward", {grad, self}, {slope}, Mode::kOut, &out);
+  return out;
+}
+
+// --- elu
+at::Tensor Elu(const at::Tensor& self, const c10::Scalar& alpha, const c10::Scalar& scale,
+               const c10::Scalar& input_scale) {
+  CheckFloating(self, "elu_cpu");
+  return Pointwise("elu", {self}, {alpha, scale, input_scale});
+}
+at::Tensor& EluInplace(at::Tensor& self, const c10::Scalar& alpha, const c10::Scalar& scale,
+                       const c10::Scalar& input_scale) {
+  CheckFloating(self, "elu_cpu");
+  Pointwise("elu", {self}, {alpha, scale, input_scale}, Mode::kInplace);
+  return self;
+}
+at::Tensor& EluOut(const at::Tensor& self, const c10::Scalar& alpha, const c10::Scalar& scale,
+                   const c10::Scalar& input_scale, at::Tensor& out) {
+  CheckFloating(self, "elu_cpu");
+  Pointwise("elu", {self}, {alpha, scale, input_scale}, Mode::kOut, &out);
+  return out;
+}
+std::string EluBackwardKind(const c10::Scalar& alpha, bool is_result) {
+  TORCH_CHECK(!is_result || alpha.to<double>() >= 0.0,
+              "In-place elu backward calculation is triggered with a negative slope which is not supported. "
+              "This is caused by calling in-place forward function with a negative slope, "
+              "please call out-of-place version instead.");
+  return is_result ? "elu_backward_result" : "elu_backward";
+}
+at::Tensor EluBackward(const at::Tensor& grad, const c10::Scalar& alpha, const c10::Scalar& scale,
+                       const c10::Scalar& input_scale, bool is_result, const at::Tensor& self_or_result) {
+  return Pointwise(EluBackwardKind(alpha, is_result), {grad, self_or_result}, {alpha, scale, input_scale});
+}
+at::Tensor& EluBackwardOut(const at::Tensor& grad, const c10::Scalar& alpha, const c10::Scalar& scale,
+                           const c10::Scalar& input_scale, bool is_result, const at::Tensor& self_or_result,
+                           at::Tensor& out) {
+  Pointwise(EluBackwardKind(alpha, is_result), {grad, self_or_result}, {alpha, scale, input_scale}, Mode::kOut,
+            &out);
+  return out;
+}
+
+// --- glu
+int64_t GluDim(const at::Tensor& self, int64_t dim) {
+  TORCH_CHECK(self.dim() > 0, "glu does not support scalars because halving size must be even");
+  int64_t d = c10::maybe_wrap_dim(dim, self.dim());
+  TORCH_CHECK(self.size(d) % 2 == 0, "Halving dimension must be even, but dimension ", d, " is size ",
+              self.size(d));
+  return d;
+}
+at::Tensor Glu(const at::Tensor& self, int64_t dim) {
+  CheckFloating(self, "glu_cpu");
+  OpCall call("nn.glu");
+  call.Attr(GluDim(self, dim)).Attr(H(AccType(self.scalar_type()))).In(self);
+  return call.Run1();
+}
+at::Tensor& GluOut(const at::Tensor& self, int64_t dim, at::Tensor& out) {
+  CheckFloating(self, "glu_cpu");
+  OpCall call("nn.glu");
+  call.Attr(GluDim(self, dim)).Attr(H(AccType(self.scalar_type()))).In(self);
+  RunOut(call, &out);
+  return out;
+}
+at::Tensor GluBackward(const at::Tensor& grad, const at::Tensor& self, int64_t dim) {
+  OpCall call("nn.glu_backward");
+  call.Attr(GluDim(self, dim)).Attr(H(AccType(self.scalar_type()))).In(grad).In(self);
+  return call.Run1();
+}
+at::Tensor& GluBackwardOut(const at::Tensor& grad, const at::Tensor& self, int64_t dim, at::Tensor& out) {
+  OpCall call("nn.glu_backward");
+  call.Attr(GluDim(self, dim)).Attr(H(AccType(self.scalar_type()))).In(grad).In(self);
+  RunOut(call, &out);
+  return out;
+}
+
+// --- softmax backward. As on the CPU, the result has the gradient's dtype
+// (input_dtype only matters to CUDA's half-to-float kernels) and the
+// gradient and the output must agree.
+at::Tensor SoftmaxBackwardImpl(bool log, const at::Tensor& grad, const at::Tensor& output, int64_t dim,
+                               c10::ScalarType input_dtype, at::Tensor* out) {
+  TORCH_CHECK_TYPE(grad.scalar_type() == output.scalar_type(), "expected scalar type ", grad.scalar_type(),
+                   " but found ", output.scalar_type());
+  CheckFloating(grad, log ? "log_softmax_backward_lastdim" : "softmax_backward_lastdim");
+  int64_t d = c10::maybe_wrap_dim(dim, std::max<int64_t>(output.dim(), 1));
+  OpCall call("nn.softmax_backward");
+  call.Attr(log).Attr(output.dim() == 0 ? int64_t{0} : d).Attr(H(AccType(output.scalar_type())))
+      .Attr(H(grad.scalar_type())).In(grad).In(output);
+  return RunOut(call, out);
+}
+at::Tensor SoftmaxBackward(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
+                           c10::ScalarType input_dtype) {
+  return SoftmaxBackwardImpl(false, grad, output, dim, input_dtype, nullptr);
+}
+at::Tensor& SoftmaxBackwardOut(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
+                               c10::ScalarType input_dtype, at::Tensor& out) {
+  SoftmaxBackwardImpl(false, grad, output, dim, input_dtype, &out);
+  return out;
+}
+at::Tensor LogSoftmaxBackward(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
+                              c10::ScalarType input_dtype) {
+  return SoftmaxBackwardImpl(true, grad, output, dim, input_dtype, nullptr);
+}
+at::Tensor& LogSoftmaxBackwardOut(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
+                                  c10::ScalarType input_dtype, at::Tensor& out) {
+  SoftmaxBackwardImpl(true, grad, output, dim, input_dtype, &out);
+  return out;
+}
+
+}  // namespace
+
+void RegisterActivations() {
+  Impl("threshold_backward", ThresholdBackward);
+  Impl("threshold_backward.grad_input", ThresholdBackwardOut);
+  Impl("gelu", Gelu);
+  Impl("gelu_", GeluInplace);
+  Impl("gelu.out", GeluOut);
+  Impl("gelu_backward", GeluBackward);
+  Impl("gelu_backward.grad_input", GeluBackwardOut);
+  Impl("silu", Silu::Fn);
+  Impl("silu_", Silu::Inplace);
+  Impl("silu.out", Silu::Out);
+  Impl("silu_backward", Silu::Backward);
+  Impl("silu_backward.grad_input", Silu::BackwardOut);
+  Impl("mish", Mish::Fn);
+  Impl("mish_", Mish::Inplace);
+  Impl("mish.out", Mish::Out);
+  Impl("mish_backward", Mish::Backward);
+  Impl("hardswish", Hardswish::Fn);
+  Impl("hardswish_", Hardswish::Inplace);
+  Impl("hardswish.out", Hardswish::Out);
+  Impl("hardswish_backward", Hardswish::Backward);
+  Impl("hardswish_backward.out", Hardswish::BackwardOut);
+  Impl("hardsigmoid", Hardsigmoid::Fn);
+  Impl("hardsigmoid_", Hardsigmoid::Inplace);
+  Impl("hardsigmoid.out", Hardsigmoid::Out);
+  Impl("hardsigmoid_backward", Hardsigmoid::Backward);
+  Impl("hardsigmoid_backward.grad_input", Hardsigmoid::BackwardOut);
+  Impl("tanh_backward", TanhBackward);
+  Impl("tanh_backward.grad_input", TanhBackwardOut);
+  Impl("sigmoid_backward", SigmoidBackward);
+  Impl("sigmoid_backward.grad_input", SigmoidBackwardOut);
+  Impl("hardtanh", Hardtanh);
+  Impl("hardtanh_", HardtanhInplace);
+  Impl("hardtanh.out", HardtanhOut);
+  Impl("hardtanh_backward", HardtanhBackward);
+  Impl("hardtanh_backward.grad_input", HardtanhBackwardOut);
+  Impl("log_sigmoid_forward", LogSigmoidForward);
+  Impl("log_sigmoid_forward.output", LogSigmoidForwardOut);
+  Impl("log_sigmoid_backward", LogSigmoidBackward);
+  Impl("log_sigmoid_backward.grad_input", LogSigmoidBackwardOut);
+  Impl("softplus", Softplus);
+  Impl("softplus.out", SoftplusOut);
+  Impl("softplus_backward", SoftplusBackward);
+  Impl("softplus_backward.grad_input", SoftplusBackwardOut);
+  Impl("leaky_relu", LeakyRelu);
+  Impl("leaky_relu_", LeakyReluInplace);
+  Impl("leaky_relu.out", LeakyReluOut);
+  Impl("leaky_relu_backward", LeakyReluBackward);
+  Impl("leaky_relu_backward.grad_input", LeakyReluBackwardOut);
+  Impl("elu", Elu);
+  Impl("elu_", EluInplace);
+  Impl("elu.out", EluOut);
+  Impl("elu_backward", EluBackward);
+  Impl("elu_backward.grad_input", EluBackwardOut);
+  Impl("glu", Glu);
+  Impl("glu.out", GluOut);
+  Impl("glu_backward", GluBackward);
+  Impl("glu_backward.grad_input", GluBackwardOut);
+  Impl("_softmax_backward_data", SoftmaxBackward);
+  Impl("_softmax_backward_data.out", SoftmaxBackwardOut);
+  Impl("_log_softmax_backward_data", LogSoftmaxBackward);
+  Impl("_log_softmax_backward_data.out", LogSoftmaxBackwardOut);
+}
+
+}  // namespace torchtpu::aten::nn

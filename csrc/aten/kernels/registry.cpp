@@ -1,0 +1,32 @@
+#include "aten/kernels/registry.h"
+
+namespace torchtpu::aten {
+
+torch::Library& AtenLibrary() {
+  static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
+  return lib;
+}
+
+std::vector<std::string>& SkippedOps() {
+  static std::vector<std::string> skipped;
+  return skipped;
+}
+
+void RegisterAllOps() {
+  static bool done = false;
+  if (done) return;
+  done = true;
+  RegisterCreation();
+  RegisterElementwise();
+  RegisterReductions();
+  RegisterLinalg();
+  RegisterShapeOps();
+  RegisterIndexing();
+  RegisterRandom();
+  RegisterSort();
+  RegisterNN();
+  RegisterConvPool();
+  RegisterAutocast();
+}
+
+}  // namespace torchtpu::aten

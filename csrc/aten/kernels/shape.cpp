@@ -1,0 +1,180 @@
+// Shape ops that move data: cat, flip, roll, tril/triu. Pure view ops
+// (permute, expand, select, slice, squeeze, ...) are PyTorch's own
+// metadata-only composites over as_strided (views.cpp).
+#include <ATen/ATen.h>
+#include <ATen/native/Resize.h>
+#include <ATen/native/TypeProperties.h>
+
+#include "aten/runtime/dtype.h"
+#include "lower/lower_util.h"
+#include "aten/runtime/op_call.h"
+#include "aten/kernels/registry.h"
+#include "graph/lowering.h"
+
+namespace torchtpu::aten {
+namespace {
+
+using namespace lower;
+
+// attrs: 0 dim, 1 result dtype
+REGISTER_LOWERING("cat", [](Builder& b, const graph::Node& n, const Values& in) {
+  int64_t dim = n.IntAttr(0);
+  DType out = static_cast<DType>(n.IntAttr(1));
+  Values xs;
+  for (const Value& v : in) xs.push_back(b.Convert(v, out));
+  return Values{b.Concatenate(xs, dim)};
+});
+
+at::Tensor CatImpl(const at::ITensorListRef& tensors, int64_t dim, at::Tensor* out) {
+  std::vector<at::Tensor> list(tensors.begin(), tensors.end());
+  TORCH_CHECK(!list.empty(), "torch.cat(): expected a non-empty list of Tensors");
+  for (size_t i = 0; i < list.size(); ++i) {
+    TORCH_CHECK(list[i].dim() > 0, "zero-dimensional tensor (at position ", i, ") cannot be concatenated");
+  }
+  c10::ScalarType result = out ? out->scalar_type() : at::native::result_type(list);
+  // Legacy: 1-D empty tensors are skipped whatever the other shapes.
+  std::vector<at::Tensor> used;
+  for (const at::Tensor& t : list) {
+    if (!(t.dim() == 1 && t.numel() == 0)) used.push_back(t);
+  }
+  if (used.empty()) {
+    at::Tensor r = out ? *out : at::empty({0}, list[0].options().dtype(result));
+    if (out) at::native::resize_output(*out, {0});
+    return r;
+  }
+  const at::Tensor& ref = used[0];
+  int64_t d = c10::maybe_wrap_dim(dim, ref.dim());
+  for (const at::Tensor& t : used) {
+    TORCH_CHECK(t.dim() == ref.dim(), "Tensors must have same number of dimensions: got ", ref.dim(), " and ", t.dim());
+    for (int64_t i = 0; i < ref.dim(); ++i) {
+      TORCH_CHECK(i == d || t.size(i) == ref.size(i), "Sizes of tensors must match except in dimension ", d,
+                  ". Expected size ", ref.size(i), " but got size ", t.size(i), " for tensor number 1 in the list.");
+    }
+  }
+  std::vector<at::Tensor> nonempty;
+  for (const at::Tensor& t : used) if (t.numel() > 0) nonempty.push_back(t);
+  std::vector<int64_t> shape = ref.sizes().vec();
+  shape[d] = 0;
+  for (const at::Tensor& t : used) shape[d] += t.size(d);
+  if (nonempty.empty()) {
+    if (out) { at::native::resize_output(*out, shape); return *out; }
+    return at::empty(shape, ref.options().dtype(result));
+  }
+  OpCall call("cat");
+  call.Attr(d).Attr(static_cast<int64_t>(ToHlo(result)));
+  for (const at::Tensor& t : nonempty) call.In(t);
+  if (!out) return call.Run1();
+  at::native::resize_output(*out, shape);
+  call.RunInto({*out});
+  return *out;
+}
+
+at::Tensor Cat(const at::ITensorListRef& tensors, int64_t dim) { return CatImpl(tensors, dim, nullptr); }
+at::Tensor& CatOut(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& out) {
+  CatImpl(tensors, dim, &out);
+  return out;
+}
+
+REGISTER_LOWERING("flip", [](Builder& b, const graph::Node& n, const Values& in) {
+  return Values{b.Reverse(in[0], n.IntsAttr(0))};
+});
+
+std::vector<int64_t> WrapDims(const at::Tensor& self, c10::IntArrayRef dims) {
+  std::vector<int64_t> out;
+  for (int64_t d : dims) out.push_back(c10::maybe_wrap_dim(d, std::max<int64_t>(self.dim(), 1)));
+  if (self.dim() == 0) return {};
+  std::sort(out.begin(), out.end());
+  for (size_t i = 1; i < out.size(); ++i) TORCH_CHECK(out[i] != out[i - 1], "dims has duplicates, original flip dims size=", dims.size());
+  return out;
+}
+
+at::Tensor Flip(const at::Tensor& self, c10::IntArrayRef dims) {
+  return OpCall("flip").Attr(WrapDims(self, dims)).In(self).Run1();
+}
+at::Tensor& FlipOut(const at::Tensor& self, c10::IntArrayRef dims, at::Tensor& out) {
+  at::native::resize_output(out, self.sizes());
+  OpCall("flip").Attr(WrapDims(self, dims)).In(self).RunInto({out});
+  return out;
+}
+
+// attrs: 0 shifts, 1 dims (empty: roll the flattened tensor)
+REGISTER_LOWERING("roll", [](Builder& b, const graph::Node& n, const Values& in) {
+  const auto& shifts = n.IntsAttr(0);
+  const auto& dims = n.IntsAttr(1);
+  Value x = in[0];
+  hlo::Shape shape = x.shape();
+  std::vector<int64_t> ds = dims;
+  if (ds.empty()) {
+    x = b.Reshape(x, {x.type.numel()});
+    ds = {0};
+  }
+  for (size_t i = 0; i < ds.size(); ++i) {
+    int64_t d = ds[i], len = x.shape()[d];
+    if (len == 0) continue;
+    int64_t s = ((shifts[i] % len) + len) % len;
+    if (s == 0) continue;
+    x = b.Concatenate({b.SliceDim(x, d, len - s, len), b.SliceDim(x, d, 0, len - s)}, d);
+  }
+  return Values{b.Reshape(x, shape)};
+});
+
+at::Tensor Roll(const at::Tensor& self, c10::IntArrayRef shifts, c10::IntArrayRef dims) {
+  TORCH_CHECK(!shifts.empty(), "`shifts` required");
+  TORCH_CHECK(dims.empty() ? shifts.size() == 1 : shifts.size() == dims.size(),
+              "shifts and dimensions must align. shifts: ", shifts.size(), ", dims:", dims.size());
+  std::vector<int64_t> ds;
+  for (int64_t d : dims) ds.push_back(c10::maybe_wrap_dim(d, std::max<int64_t>(self.dim(), 1)));
+  return OpCall("roll").Attr(shifts.vec()).Attr(ds).In(self).Run1();
+}
+
+// attrs: 0 upper (triu), 1 diagonal
+REGISTER_LOWERING("triangle", [](Builder& b, const graph::Node& n, const Values& in) {
+  bool upper = n.BoolAttr(0);
+  int64_t diagonal = n.IntAttr(1);
+  Value x = in[0];
+  int64_t r = x.rank();
+  hlo::TensorType t{DType::kI64, x.shape()};
+  Value diff = b.Sub(b.Iota(t, r - 1), b.Iota(t, r - 2));  // col - row
+  Value k = b.Constant(Literal::Int(diagonal), DType::kI64, x.shape());
+  Value keep = b.Cmp(diff, k, upper ? hlo::Compare::kGE : hlo::Compare::kLE);
+  return Values{b.Select(keep, x, b.Constant(Literal::Int(0), x.dtype(), x.shape()))};
+});
+
+OpCall Triangle(bool upper, const at::Tensor& self, int64_t diagonal) {
+  TORCH_CHECK(self.dim() >= 2, upper ? "triu" : "tril", ": input tensor must have at least 2 dimensions");
+  OpCall call("triangle");
+  call.Attr(upper).Attr(diagonal).In(self);
+  return call;
+}
+at::Tensor Tril(const at::Tensor& self, int64_t diagonal) { return Triangle(false, self, diagonal).Run1(); }
+at::Tensor Triu(const at::Tensor& self, int64_t diagonal) { return Triangle(true, self, diagonal).Run1(); }
+at::Tensor& TrilInplace(at::Tensor& self, int64_t diagonal) { Triangle(false, self, diagonal).RunInto({self}); return self; }
+at::Tensor& TriuInplace(at::Tensor& self, int64_t diagonal) { Triangle(true, self, diagonal).RunInto({self}); return self; }
+at::Tensor& TrilOut(const at::Tensor& self, int64_t diagonal, at::Tensor& out) {
+  at::native::resize_output(out, self.sizes());
+  Triangle(false, self, diagonal).RunInto({out});
+  return out;
+}
+at::Tensor& TriuOut(const at::Tensor& self, int64_t diagonal, at::Tensor& out) {
+  at::native::resize_output(out, self.sizes());
+  Triangle(true, self, diagonal).RunInto({out});
+  return out;
+}
+
+}  // namespace
+
+void RegisterShapeOps() {
+  Impl("cat", Cat);
+  Impl("cat.out", CatOut);
+  Impl("flip", Flip);
+  Impl("flip.out", FlipOut);
+  Impl("roll", Roll);
+  Impl("tril", Tril);
+  Impl("triu", Triu);
+  Impl("tril_", TrilInplace);
+  Impl("triu_", TriuInplace);
+  Impl("tril.out", TrilOut);
+  Impl("triu.out", TriuOut);
+}
+
+}  // namespace torchtpu::aten

@@ -1,0 +1,172 @@
+// Copies between the host and tpu devices and between tpu devices, and
+// storage resizing. Whole, contiguous, same-dtype transfers go straight
+// between the host and the storage's buffer; everything else runs the "copy"
+// program, which reads any view and writes any view.
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include <cstring>
+
+#include "aten/runtime/device.h"
+#include "aten/runtime/dtype.h"
+#include "aten/runtime/errors.h"
+#include "aten/runtime/hooks.h"
+#include "aten/runtime/op_call.h"
+#include "aten/runtime/runtime.h"
+#include "aten/runtime/storage.h"
+#include "graph/lowering.h"
+
+namespace torchtpu::aten {
+namespace {
+
+REGISTER_LOWERING("copy", [](hlo::Builder&, const graph::Node&, const std::vector<hlo::Value>& in) {
+  return std::vector<hlo::Value>{in[0]};
+});
+
+bool IsWholeStorage(const at::Tensor& t) {
+  StorageData& s = StorageOf(t);
+  return ViewOf(t).CoversWhole(NumElementsAs(s, ToHlo(t.scalar_type())));
+}
+
+// A tpu tensor with the contents of `src` (any device) and its dtype, on `device`.
+at::Tensor Upload(const at::Tensor& src, int device, bool non_blocking) {
+  at::Tensor host = src.contiguous();
+  at::Tensor t = at::empty(host.sizes(), host.options().device(TpuDevice(device)));
+  if (host.numel() == 0) return t;
+  hlo::DType dtype = ToHlo(host.scalar_type());
+  Runtime& rt = Runtime::Get();
+  std::unique_ptr<pjrt::Event> done;
+  auto buffer = rt.client().BufferFromHost(host.data_ptr(), ToPjrt(dtype), {host.numel()},
+                                           rt.device(device), non_blocking ? &done : nullptr);
+  if (done) {
+    // Asynchronous: the host memory must outlive the transfer, so the
+    // runtime holds it until the transfer's event is done.
+    rt.Track(device, std::move(done), std::make_shared<at::Tensor>(host));
+  }
+  SetBuffer(StorageOf(t), std::shared_ptr<pjrt::Buffer>(std::move(buffer)), dtype);
+  return t;
+}
+
+// The tensor's elements as a contiguous buffer of its dtype.
+std::shared_ptr<pjrt::Buffer> Contiguous(const at::Tensor& src) {
+  if (IsWholeStorage(src)) return BufferAs(StorageOf(src), ToHlo(src.scalar_type()));
+  at::Tensor dense = OpCall("copy").In(src).Run1();
+  return StorageOf(dense).buffer;
+}
+
+void CopyToHost(const at::Tensor& dst, const at::Tensor& src, bool non_blocking) {
+  if (src.numel() == 0) return;
+  auto buffer = Contiguous(src);
+  bool direct = dst.is_contiguous() && dst.scalar_type() == src.scalar_type() &&
+                dst.sizes() == src.sizes();
+  at::Tensor host = direct ? dst : at::empty(src.sizes(), src.options().device(at::kCPU));
+  buffer->ToHost(host.data_ptr(), host.nbytes());
+  if (!direct) dst.copy_(host);
+}
+
+// Device to host is synchronous whatever non_blocking says (as CUDA does
+// for pageable memory): the data is there when copy_ returns.
+at::Tensor CopyFrom(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  if (dst.device().is_cpu()) {
+    at::Tensor src = self;
+    if (src.sizes() != dst.sizes()) src = src.expand(dst.sizes());
+    CopyToHost(dst, src, non_blocking);
+    return dst;
+  }
+  CopyInto(dst, self, non_blocking);
+  return dst;
+}
+
+at::Tensor CopyFromAndResize(const at::Tensor& self, const at::Tensor& dst) {
+  if (dst.sizes() != self.sizes()) dst.resize_(self.sizes());
+  return CopyFrom(self, dst, false);
+}
+
+}  // namespace
+
+void CopyInto(const at::Tensor& dst, const at::Tensor& src, bool non_blocking) {
+  TORCH_CHECK(dst.device().type() == c10::DeviceType::PrivateUse1, "torchtpu: CopyInto needs a tpu destination");
+  if (dst.numel() == 0) return;
+  int device = dst.device().index();
+  at::Tensor from = src;
+  if (!src.device().is_privateuseone()) {
+    if (src.sizes() == dst.sizes() && src.scalar_type() == dst.scalar_type() && IsWholeStorage(dst)) {
+      at::Tensor up = Upload(src, device, non_blocking);
+      SetBuffer(StorageOf(dst), StorageOf(up).buffer, ToHlo(dst.scalar_type()));
+      return;
+    }
+    from = Upload(src, device, non_blocking);
+  } else if (src.device().index() != device) {
+    // Across devices: make the source dense, then move the buffer.
+    auto dense = Contiguous(src);
+    Runtime& rt = Runtime::Get();
+    std::shared_ptr<pjrt::Buffer> moved = dense->CopyToDevice(rt.device(device));
+    from = at::empty(src.sizes(), src.options().device(TpuDevice(device)));
+    SetBuffer(StorageOf(from), std::move(moved), ToHlo(src.scalar_type()));
+  }
+  OpCall("copy").In(from).RunInto({dst});
+}
+
+void ResizeStorageBytes(const c10::Storage& storage, size_t new_nbytes) {
+  StorageData& old_data = StorageOf(storage);
+  if (old_data.nbytes == new_nbytes) return;
+  c10::DataPtr fresh = AllocateOn(old_data.device, new_nbytes);
+  auto* data = static_cast<StorageData*>(fresh.get_context());
+  std::shared_ptr<pjrt::Buffer> old_buffer;
+  {
+    std::lock_guard<std::mutex> lock(old_data.mu);
+    old_buffer = old_data.buffer;
+  }
+  if (old_buffer) {
+    // Keep the leading elements; the new tail reads as zeros.
+    graph::Node node;
+    node.op = "resize_flat";
+    int64_t old_numel = NumElementsAs(old_data, old_data.dtype);
+    node.args = {hlo::TensorType{old_data.dtype, {old_numel}}};
+    node.inputs = {graph::Input{0, std::nullopt}};
+    node.attrs = {NumElementsAs(*data, old_data.dtype)};
+    Runtime& rt = Runtime::Get();
+    graph::CacheEntry& entry = GuardLowering(node, [&]() -> graph::CacheEntry& {
+      return rt.cache().Get(node, old_data.device);
+    });
+    graph::Launch launch = GuardExecution(node, [&] { return graph::Execute(entry, {old_buffer.get()}); });
+    SetBuffer(*data, std::move(launch.results.at(0)), old_data.dtype);
+  }
+  storage.unsafeGetStorageImpl()->set_data_ptr_noswap(std::move(fresh));
+  storage.unsafeGetStorageImpl()->set_nbytes(new_nbytes);
+}
+
+REGISTER_LOWERING("resize_flat", [](hlo::Builder& b, const graph::Node& n, const std::vector<hlo::Value>& in) {
+  int64_t old_numel = in[0].shape()[0], new_numel = n.IntAttr(0);
+  if (new_numel <= old_numel) return std::vector<hlo::Value>{b.SliceDim(in[0], 0, 0, new_numel)};
+  hlo::Value zero = b.Constant(hlo::Literal::Int(0), in[0].dtype(), {});
+  return std::vector<hlo::Value>{b.Pad(in[0], zero, {0}, {new_numel - old_numel}, {0})};
+});
+
+namespace {
+
+const at::Tensor& Resize(const at::Tensor& self, c10::IntArrayRef size,
+                         std::optional<c10::MemoryFormat> memory_format) {
+  int64_t itemsize = self.dtype().itemsize();
+  int64_t numel = c10::multiply_integers(size);
+  int64_t needed = (self.storage_offset() + numel) * itemsize;
+  if (needed > static_cast<int64_t>(self.storage().nbytes())) {
+    ResizeStorageBytes(self.storage(), needed);
+  }
+  auto* impl = self.unsafeGetTensorImpl();
+  impl->set_sizes_contiguous(size);
+  if (memory_format && *memory_format != c10::MemoryFormat::Contiguous &&
+      *memory_format != c10::MemoryFormat::Preserve) {
+    impl->empty_tensor_restride(*memory_format);
+  }
+  return self;
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_copy_from", CopyFrom);
+  m.impl("_copy_from_and_resize", CopyFromAndResize);
+  m.impl("resize_", Resize);
+}
+
+}  // namespace
+}  // namespace torchtpu::aten

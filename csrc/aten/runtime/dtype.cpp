@@ -1,0 +1,66 @@
+#include "aten/runtime/dtype.h"
+
+#include <c10/util/Exception.h>
+
+namespace torchtpu::aten {
+
+bool IsSupported(c10::ScalarType t) {
+  switch (t) {
+    case c10::kBool: case c10::kByte: case c10::kChar: case c10::kShort: case c10::kInt:
+    case c10::kLong: case c10::kHalf: case c10::kBFloat16: case c10::kFloat: case c10::kDouble:
+      return true;
+    default:
+      return false;
+  }
+}
+
+hlo::DType ToHlo(c10::ScalarType t) {
+  switch (t) {
+    case c10::kBool: return hlo::DType::kBool;
+    case c10::kByte: return hlo::DType::kU8;
+    case c10::kChar: return hlo::DType::kI8;
+    case c10::kShort: return hlo::DType::kI16;
+    case c10::kInt: return hlo::DType::kI32;
+    case c10::kLong: return hlo::DType::kI64;
+    case c10::kHalf: return hlo::DType::kF16;
+    case c10::kBFloat16: return hlo::DType::kBF16;
+    case c10::kFloat: return hlo::DType::kF32;
+    case c10::kDouble: return hlo::DType::kF64;
+    default:
+      TORCH_CHECK_TYPE(false, "torchtpu: dtype ", t, " is not supported on the tpu device");
+  }
+}
+
+c10::ScalarType ToTorch(hlo::DType t) {
+  switch (t) {
+    case hlo::DType::kBool: return c10::kBool;
+    case hlo::DType::kU8: return c10::kByte;
+    case hlo::DType::kI8: return c10::kChar;
+    case hlo::DType::kI16: return c10::kShort;
+    case hlo::DType::kI32: return c10::kInt;
+    case hlo::DType::kI64: return c10::kLong;
+    case hlo::DType::kF16: return c10::kHalf;
+    case hlo::DType::kBF16: return c10::kBFloat16;
+    case hlo::DType::kF32: return c10::kFloat;
+    case hlo::DType::kF64: return c10::kDouble;
+  }
+  return c10::kFloat;
+}
+
+pjrt::ElementType ToPjrt(hlo::DType t) {
+  switch (t) {
+    case hlo::DType::kBool: return pjrt::ElementType::kPred;
+    case hlo::DType::kU8: return pjrt::ElementType::kU8;
+    case hlo::DType::kI8: return pjrt::ElementType::kS8;
+    case hlo::DType::kI16: return pjrt::ElementType::kS16;
+    case hlo::DType::kI32: return pjrt::ElementType::kS32;
+    case hlo::DType::kI64: return pjrt::ElementType::kS64;
+    case hlo::DType::kF16: return pjrt::ElementType::kF16;
+    case hlo::DType::kBF16: return pjrt::ElementType::kBF16;
+    case hlo::DType::kF32: return pjrt::ElementType::kF32;
+    case hlo::DType::kF64: return pjrt::ElementType::kF64;
+  }
+  return pjrt::ElementType::kF32;
+}
+
+}  // namespace torchtpu::aten

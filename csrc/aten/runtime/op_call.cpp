@@ -1,0 +1,167 @@
+#include "aten/runtime/op_call.h"
+
+#include <ATen/ops/empty.h>
+#include <c10/util/Exception.h>
+
+#include <cstring>
+
+#include "aten/runtime/device.h"
+#include "aten/runtime/dtype.h"
+#include "aten/runtime/errors.h"
+#include "aten/runtime/runtime.h"
+#include "aten/runtime/storage.h"
+
+namespace torchtpu::aten {
+
+graph::View ViewOf(const at::Tensor& t) {
+  graph::View v;
+  v.sizes = t.sizes().vec();
+  v.strides = t.strides().vec();
+  v.offset = t.storage_offset();
+  return v;
+}
+
+OpCall::OpCall(std::string op) { node_.op = std::move(op); }
+
+void OpCall::CheckDevice(const at::Tensor& t) {
+  TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1,
+              "Expected all tensors to be on the same device, but found at least two devices, ",
+              t.device(), " and tpu:", device_ < 0 ? CurrentDevice() : device_, "!");
+  int index = t.device().index();
+  if (device_ < 0) {
+    device_ = index;
+  } else {
+    TORCH_CHECK(device_ == index,
+                "Expected all tensors to be on the same device, but found at least two devices, tpu:",
+                device_, " and tpu:", index, "!");
+  }
+}
+
+int OpCall::ArgFor(const at::Tensor& t) {
+  StorageData& s = StorageOf(t);
+  hlo::DType dtype = ToHlo(t.scalar_type());
+  for (size_t i = 0; i < storages_.size(); ++i) {
+    if (storages_[i] == &s && node_.args[i].dtype == dtype) return static_cast<int>(i);
+  }
+  buffers_.push_back(BufferAs(s, dtype));
+  node_.args.push_back(hlo::TensorType{dtype, {NumElementsAs(s, dtype)}});
+  storages_.push_back(&s);
+  return static_cast<int>(node_.args.size() - 1);
+}
+
+OpCall& OpCall::In(const at::Tensor& t) {
+  TORCH_CHECK(t.defined(), "torchtpu: ", node_.op, " got an undefined tensor");
+  if (t.device().is_cpu() && t.dim() == 0) return Scalar(t.item(), t.scalar_type());
+  CheckDevice(t);
+  int arg = ArgFor(t);
+  node_.inputs.push_back(graph::Input{arg, ViewOf(t)});
+  return *this;
+}
+
+int OpCall::ScalarArg(const c10::Scalar& s, c10::ScalarType type) {
+  hlo::DType dtype = ToHlo(type);
+  alignas(8) unsigned char bytes[8] = {0};
+  switch (type) {
+    case c10::kBool: { bool v = s.toBool(); std::memcpy(bytes, &v, 1); break; }
+    case c10::kByte: { uint8_t v = s.toByte(); std::memcpy(bytes, &v, 1); break; }
+    case c10::kChar: { int8_t v = s.toChar(); std::memcpy(bytes, &v, 1); break; }
+    case c10::kShort: { int16_t v = s.toShort(); std::memcpy(bytes, &v, 2); break; }
+    case c10::kInt: { int32_t v = s.toInt(); std::memcpy(bytes, &v, 4); break; }
+    case c10::kLong: { int64_t v = s.toLong(); std::memcpy(bytes, &v, 8); break; }
+    case c10::kHalf: { c10::Half v = s.toHalf(); std::memcpy(bytes, &v, 2); break; }
+    case c10::kBFloat16: { c10::BFloat16 v = s.toBFloat16(); std::memcpy(bytes, &v, 2); break; }
+    case c10::kFloat: { float v = s.toFloat(); std::memcpy(bytes, &v, 4); break; }
+    case c10::kDouble: { double v = s.toDouble(); std::memcpy(bytes, &v, 8); break; }
+    default: TORCH_CHECK_TYPE(false, "torchtpu: scalar of dtype ", type, " is not supported");
+  }
+  // Uploaded at launch, once the operands have fixed the device.
+  PendingScalar pending;
+  pending.arg = static_cast<int>(node_.args.size());
+  std::memcpy(pending.bytes, bytes, sizeof bytes);
+  pending_scalars_.push_back(pending);
+  buffers_.push_back(nullptr);
+  node_.args.push_back(hlo::TensorType{dtype, {}});
+  storages_.push_back(nullptr);
+  return static_cast<int>(node_.args.size() - 1);
+}
+
+OpCall& OpCall::Scalar(const c10::Scalar& s, c10::ScalarType type) {
+  int arg = ScalarArg(s, type);
+  node_.inputs.push_back(graph::Input{arg, std::nullopt});
+  return *this;
+}
+
+OpCall& OpCall::Attr(graph::Attr a) {
+  node_.attrs.push_back(std::move(a));
+  return *this;
+}
+
+OpCall& OpCall::Device(int device) {
+  if (device_ < 0) device_ = device;
+  return *this;
+}
+
+std::vector<hlo::TensorType> OpCall::ResultTypes() {
+  return GuardLowering(node_, [&] { return Runtime::Get().cache().ResultTypes(node_); });
+}
+
+std::vector<std::shared_ptr<pjrt::Buffer>> OpCall::Launch() {
+  if (device_ < 0) device_ = CurrentDevice();
+  Runtime& rt = Runtime::Get();
+  for (const PendingScalar& p : pending_scalars_) {
+    buffers_[p.arg] = rt.client().BufferFromHost(p.bytes, ToPjrt(node_.args[p.arg].dtype), {},
+                                                 rt.device(device_));
+  }
+  pending_scalars_.clear();
+  graph::CacheEntry& entry =
+      GuardLowering(node_, [&]() -> graph::CacheEntry& { return rt.cache().Get(node_, device_); });
+  std::vector<pjrt::Buffer*> args;
+  for (auto& b : buffers_) args.push_back(b.get());
+  graph::Launch launch = GuardExecution(node_, [&] { return graph::Execute(entry, args); });
+  rt.Track(device_, std::move(launch.done));
+  last_types_ = entry.program.result_types;
+  std::vector<std::shared_ptr<pjrt::Buffer>> out;
+  for (auto& r : launch.results) out.push_back(std::move(r));
+  return out;
+}
+
+std::vector<at::Tensor> OpCall::Run() {
+  auto buffers = Launch();
+  std::vector<at::Tensor> outs;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const hlo::TensorType& type = last_types_.at(i);
+    c10::ScalarType st = ToTorch(type.dtype);
+    at::Tensor t = at::empty(type.shape, at::TensorOptions().dtype(st).device(TpuDevice(device_)));
+    SetBuffer(StorageOf(t), std::move(buffers[i]), type.dtype);
+    outs.push_back(std::move(t));
+  }
+  return outs;
+}
+
+void OpCall::RunInto(const std::vector<at::Tensor>& dsts) {
+  std::vector<StorageData*> targets;
+  for (size_t i = 0; i < dsts.size(); ++i) {
+    const at::Tensor& dst = dsts[i];
+    CheckDevice(dst);
+    StorageData& s = StorageOf(dst);
+    hlo::DType dtype = ToHlo(dst.scalar_type());
+    graph::Write w;
+    w.output = static_cast<int>(i);
+    w.view = ViewOf(dst);
+    w.base = hlo::TensorType{dtype, {NumElementsAs(s, dtype)}};
+    bool read = false;
+    for (const void* p : storages_) read |= p == &s;
+    w.arg = (w.view.CoversWhole(w.base.numel()) && !read) ? -1 : ArgFor(dst);
+    for (StorageData* t : targets) {
+      TORCH_CHECK(t != &s, "torchtpu: ", node_.op, " writes two results into one storage");
+    }
+    targets.push_back(&s);
+    node_.writes.push_back(std::move(w));
+  }
+  auto buffers = Launch();
+  for (size_t i = 0; i < targets.size(); ++i) {
+    SetBuffer(*targets[i], std::move(buffers[i]), node_.writes[i].base.dtype);
+  }
+}
+
+}  // namespace torchtpu::aten
