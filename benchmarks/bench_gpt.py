@@ -1,58 +1,410 @@
-"""GPT train-step time on tpu next to PyTorch CPU eager, in one run.
+"""The nanoGPT train step under every contender, in one run, as ratios.
 
-The model and data are examples/nanogpt.py's (2 layers, 4 heads, 64 wide,
-block 32, batch 16, AdamW). Each device does warmup steps (compiles land
-there), then the median of timed steps is reported; every step ends with
-loss.item(), which waits for the device.
+One train step is examples/nanogpt.py's: forward, cross-entropy loss,
+backward, one AdamW step (lr 3e-3, weight decay 0.1, as nanogpt.train), and
+`loss.item()` (which waits for the device). Contenders:
 
-Run: .venv/bin/python benchmarks/bench_gpt.py [--steps 30]
+  cpu       PyTorch eager on the CPU (the baseline of the first ratio)
+  inductor  PyTorch, `torch.compile(model)` (inductor, CPU); the optimizer step stays eager
+  jax       the same model and step in JAX under `jax.jit` (benchmarks/gpt_jax.py;
+            weights copied from the torch model; the baseline of the second ratio)
+  strict    torchtpu strict eager on `tpu` (one program per op)
+  fused     torchtpu fused eager on `tpu` (`torchtpu.experimental.set_eager_mode("fused")`)
+  compiled  `torch.compile(model, backend="tpu")`; the optimizer step runs in the eager mode in force
+
+A contender this build lacks prints "n/a (not available in this build)"; one
+that fails prints the error. Every contender builds its model from the same
+seed and gets the same batch in every round, so all of them train the same
+trajectory: the last column is the largest relative difference of a step's
+loss from CPU eager's (a check that each one computes the step, not a timing).
+
+Contenders are stepped alternately, one step each per round (A, B, C, A, B,
+C, ...), so machine noise falls on all of them alike. The first `--warmup`
+rounds (compiles land there) are not timed; the table gives the median and the
+minimum of the timed steps (time.perf_counter around the whole step, host to
+device copies of the batch included) and the first step's time.
+
+Also printed: torchtpu's strict-eager small-op dispatch figure (measured by
+benchmarks/bench_core.py's own function, not a copy of it) and, when fused
+eager exists, its recording cost per op.
+
+Run: .venv/bin/python benchmarks/bench_gpt.py [--config small|large] [--steps N]
+     [--warmup N] [--only cpu,jax,...] [--batch N]
+(scripts/bench.sh installs JAX and runs this.)
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import datetime
+import importlib
 import os
+import platform
 import statistics
 import sys
 import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Callable
 
-import torch
+# torchtpu is imported explicitly below, where a failure only marks its rows
+# n/a; torch's device autoload would turn it into a failed `import torch`.
+os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
+import torch  # noqa: E402
 
-import torchtpu  # noqa: F401
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
+sys.path.insert(0, HERE)
 import nanogpt  # noqa: E402
 
+LR = 3e-3            # nanogpt.train's AdamW hyper-parameters
+WEIGHT_DECAY = 0.1
 
-def step_times(device: str, steps: int, warmup: int) -> list[float]:
-    model, data = nanogpt.build(0)
-    model.to(device)
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+# "large": compute dominates; batch 4 makes a CPU eager step about 0.5-1 s on 2 cores.
+CONFIGS = {
+    "small": dict(n_layer=2, n_head=4, n_embd=64, block_size=32, batch=16),
+    "large": dict(n_layer=6, n_head=6, n_embd=384, block_size=256, batch=4),
+}
+DEFAULT_STEPS = {"small": 30, "large": 10}
+
+ORDER = ["cpu", "inductor", "jax", "strict", "fused", "compiled"]
+LABELS = {
+    "cpu": "PyTorch CPU eager",
+    "inductor": "PyTorch torch.compile (inductor, CPU)",
+    "jax": "JAX jax.jit (CPU)",
+    "strict": "torchtpu strict eager",
+    "fused": "torchtpu fused eager",
+    "compiled": 'torchtpu torch.compile(backend="tpu")',
+}
+NA = "n/a (not available in this build)"
+
+
+# --------------------------------------------------------------------------- torchtpu probing
+
+def _torchtpu():
+    """torchtpu, or None with the reason; a rebuild in progress shows here as an ImportError."""
+    try:
+        return importlib.import_module("torchtpu"), None
+    except Exception as e:  # noqa: BLE001
+        return None, f"{type(e).__name__}: {e}"
+
+
+def _experimental():
+    try:
+        return importlib.import_module("torchtpu.experimental")
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def eager_mode_ctx(mode: str) -> Callable[[], contextlib.AbstractContextManager] | None:
+    """A factory of `with` blocks that run in eager `mode`, or None when this build has no such mode.
+
+    strict is today's only behaviour, so a build without the setter still runs it."""
+    exp = _experimental()
+    setter = getattr(exp, "set_eager_mode", None) if exp is not None else None
+    if setter is None:
+        return contextlib.nullcontext if mode == "strict" else None
+    try:
+        with setter(mode):
+            pass
+    except Exception:  # noqa: BLE001
+        return None
+    return lambda: setter(mode)
+
+
+def current_eager_mode() -> str:
+    exp = _experimental()
+    for name in ("get_eager_mode", "eager_mode"):
+        fn = getattr(exp, name, None) if exp is not None else None
+        if callable(fn):
+            try:
+                return str(fn())
+            except Exception:  # noqa: BLE001
+                pass
+    try:
+        from torchtpu import _settings
+        return _settings.get("TORCHTPU_EAGER_MODE")
+    except Exception:  # noqa: BLE001
+        return "strict"
+
+
+def tpu_backend_available() -> bool:
+    try:
+        import torch._dynamo
+        torch._dynamo.lookup_backend("tpu")
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def sync_tpu() -> None:
+    exp = _experimental()
+    cut = getattr(exp, "cut", None) if exp is not None else None
+    if callable(cut):
+        cut()
+    torch.tpu.synchronize()
+
+
+# --------------------------------------------------------------------------- contenders
+
+@dataclass
+class Contender:
+    key: str
+    label: str
+    step: Callable[[torch.Tensor, torch.Tensor], float] | None = None
+    note: str = ""            # why n/a, or what it ran under
+    error: str | None = None
+    times: list[float] = field(default_factory=list)
+    first: float | None = None
+    losses: list[float] = field(default_factory=list)
+
+
+def build_model(data: nanogpt.CharData, cfg: dict) -> nanogpt.GPT:
+    """nanogpt.build's model for `cfg` (the same seed, so every contender starts from the same weights)."""
+    torch.manual_seed(0)
+    c = nanogpt.Config(vocab_size=len(data.chars), block_size=cfg["block_size"], n_layer=cfg["n_layer"],
+                       n_head=cfg["n_head"], n_embd=cfg["n_embd"])
+    return nanogpt.GPT(c)
+
+
+def torch_step(model: nanogpt.GPT, device: str, compile_backend: str | None = None,
+               ctx: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext):
+    with ctx():
+        model.to(device)
+        opt = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
+    run = torch.compile(model, backend=compile_backend) if compile_backend else model
+
+    def step(x: torch.Tensor, y: torch.Tensor) -> float:
+        with ctx():
+            x, y = x.to(device), y.to(device)
+            _, loss = run(x, y)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            return loss.item()
+    return step
+
+
+def jax_step(data: nanogpt.CharData, cfg: dict, check_batch) -> tuple[Callable, str]:
+    import jax
+    import gpt_jax
+
+    model = build_model(data, cfg)
+    params = gpt_jax.params_from_torch(model)
+    n_torch = sum(p.numel() for p in model.parameters())
+    n_jax = gpt_jax.param_count(params)
+    # Step-0 check: the same weights and batch give the same loss in both.
+    x, y = check_batch
+    with torch.no_grad():
+        _, tl = model(x, y)
+    jl = float(gpt_jax.make_loss(cfg["n_layer"], cfg["n_head"])(params, x.numpy(), y.numpy()))
+    rel = abs(jl - tl.item()) / abs(tl.item())
+    print(f"JAX check: parameters jax {n_jax:,} / torch {n_torch:,} ({'same' if n_jax == n_torch else 'DIFFERENT'}); "
+          f"step-0 loss from the torch weights: jax {jl:.6f} / torch {tl.item():.6f}, "
+          f"relative difference {rel:.1e} ({'ok' if rel < 1e-4 else 'MISMATCH'})")
+
+    train = gpt_jax.make_train_step(cfg["n_layer"], cfg["n_head"], LR, WEIGHT_DECAY)
+    state = {"params": params, "opt": gpt_jax.adamw_init(params)}
+
+    def step(x: torch.Tensor, y: torch.Tensor) -> float:
+        xj, yj = jax.numpy.asarray(x.numpy()), jax.numpy.asarray(y.numpy())
+        state["params"], state["opt"], loss = train(state["params"], state["opt"], xj, yj)
+        return float(loss)
+    return step, f"jax {jax.__version__}, {jax.devices()[0].platform}"
+
+
+def make_contenders(keys: list[str], data: nanogpt.CharData, cfg: dict, check_batch) -> list[Contender]:
+    out = []
+    tt, tt_err = (None, None)
+    if any(k in ("strict", "fused", "compiled") for k in keys):
+        tt, tt_err = _torchtpu()
+    for key in keys:
+        c = Contender(key, LABELS[key])
+        try:
+            if key == "cpu":
+                c.step = torch_step(build_model(data, cfg), "cpu")
+            elif key == "inductor":
+                c.step = torch_step(build_model(data, cfg), "cpu", compile_backend="inductor")
+            elif key == "jax":
+                try:
+                    importlib.import_module("jax")
+                except ImportError:
+                    c.note = "n/a (jax is not installed: pip install -r benchmarks/requirements.txt)"
+                else:
+                    c.step, c.note = jax_step(data, cfg, check_batch)
+            elif tt is None:
+                c.note = f"n/a (torchtpu does not import: {tt_err})"
+            elif key in ("strict", "fused"):
+                ctx = eager_mode_ctx(key)
+                if ctx is None:
+                    c.note = NA
+                else:
+                    c.step = torch_step(build_model(data, cfg), "tpu", ctx=ctx)
+            elif key == "compiled":
+                if not tpu_backend_available():
+                    c.note = NA
+                else:
+                    c.step = torch_step(build_model(data, cfg), "tpu", compile_backend="tpu")
+                    c.note = f"optimizer step in {current_eager_mode()} eager"
+        except Exception as e:  # noqa: BLE001
+            c.step, c.error = None, f"{type(e).__name__}: {e}"
+        out.append(c)
+    return out
+
+
+def run_rounds(contenders: list[Contender], data: nanogpt.CharData, cfg: dict, steps: int, warmup: int,
+               gap: float) -> None:
     gen = torch.Generator().manual_seed(1)
-    times = []
-    for i in range(warmup + steps):
-        x, y = data.batch(gen, 16, model.config.block_size)
-        start = time.perf_counter()
-        x, y = x.to(device), y.to(device)
-        _, loss = model(x, y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        loss.item()
-        if i >= warmup:
-            times.append(time.perf_counter() - start)
-    return times
+    for r in range(warmup + steps):
+        x, y = data.batch(gen, cfg["batch"], cfg["block_size"])
+        for c in contenders:
+            if c.step is None or c.error:
+                continue
+            try:
+                if gap:
+                    time.sleep(gap)   # let the previous contender's worker threads stop spinning
+                start = time.perf_counter()
+                loss = c.step(x, y)
+                elapsed = time.perf_counter() - start
+            except Exception as e:  # noqa: BLE001
+                c.error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+                traceback.print_exc(limit=3)
+                continue
+            c.losses.append(loss)
+            if r == 0:
+                c.first = elapsed
+            if r >= warmup:
+                c.times.append(elapsed)
+
+
+# --------------------------------------------------------------------------- side figures
+
+def small_op_dispatch() -> str | None:
+    """bench_core.py's cached small-op figure (strict eager), by calling its own function."""
+    try:
+        import bench_core
+        ctx = eager_mode_ctx("strict") or contextlib.nullcontext
+        cpu = bench_core.elementwise_latency("cpu")
+        with ctx():
+            tpu = bench_core.elementwise_latency("tpu")
+    except Exception as e:  # noqa: BLE001
+        return f"small-op dispatch: not measured ({type(e).__name__}: {e})"
+    return (f"small-op dispatch (benchmarks/bench_core.py: cached x + y on 16 f32, strict eager): "
+            f"tpu {tpu * 1e6:.1f} us | cpu {cpu * 1e6:.1f} us | tpu/cpu {tpu / cpu:.2f}x")
+
+
+def fused_recording_cost(chain: int = 64, repeats: int = 7) -> list[str]:
+    """Fused eager's recording cost per op, measured from Python: `chain` dependent
+    x + y ops on 16 f32 recorded back to back (nothing is lowered or launched until
+    the cut after them), per op; and the cut that lowers and launches them as one graph."""
+    ctx = eager_mode_ctx("fused")
+    if ctx is None:
+        return ["fused eager recording cost per op: omitted (no fused eager mode in this build)"]
+    lines = []
+    exp = _experimental()
+    for holder in (exp, getattr(importlib.import_module("torchtpu"), "_C", None)):
+        for name in dir(holder) if holder is not None else ():
+            low = name.lower()
+            if ("record" in low or "fuse" in low) and ("stat" in low or "cost" in low):
+                lines.append(f"  torchtpu exposes {holder.__name__}.{name}: "
+                             f"{getattr(holder, name)() if callable(getattr(holder, name)) else getattr(holder, name)}")
+    x = torch.randn(16).to("tpu")
+    y = torch.randn(16).to("tpu")
+    best_rec = best_cut = float("inf")
+    with ctx():
+        for i in range(repeats + 1):       # the first round compiles the graph
+            sync_tpu()
+            start = time.perf_counter()
+            z = x
+            for _ in range(chain):
+                z = z + y
+            recorded = time.perf_counter()
+            sync_tpu()
+            done = time.perf_counter()
+            if i:
+                best_rec = min(best_rec, (recorded - start) / chain)
+                best_cut = min(best_cut, done - recorded)
+        z.cpu()
+    lines.insert(0, f"fused eager recording cost per op (x + y on 16 f32, {chain} dependent ops between cuts, "
+                    f"best of {repeats}): {best_rec * 1e6:.2f} us; the cut that lowers and runs them as one graph: "
+                    f"{best_cut * 1e6:.0f} us")
+    return lines
+
+
+# --------------------------------------------------------------------------- report
+
+def fmt_ratio(t: float | None, base: float | None) -> str:
+    return f"{t / base:.2f}x" if t and base else "-"
+
+
+def report(contenders: list[Contender], steps: int, warmup: int) -> None:
+    med = {c.key: statistics.median(c.times) for c in contenders if c.times and not c.error}
+    base_cpu, base_jax = med.get("cpu"), med.get("jax")
+    cpu_losses = next((c.losses for c in contenders if c.key == "cpu"), None)
+    print()
+    print(f"| contender | median step | min step | first step | vs CPU eager | vs JAX jit | loss vs CPU eager | notes |")
+    print(f"|---|---|---|---|---|---|---|---|")
+    for c in contenders:
+        if c.error:
+            print(f"| {c.label} | failed: {c.error} | | | | | | {c.note} |")
+            continue
+        if c.key not in med:
+            print(f"| {c.label} | {c.note or NA} | | | | | | |")
+            continue
+        m = med[c.key]
+        if cpu_losses and c.key != "cpu":
+            n = min(len(cpu_losses), len(c.losses))
+            diff = max(abs(a - b) / abs(b) for a, b in zip(c.losses[:n], cpu_losses[:n]))
+            ldiff = f"max rel {diff:.1e}"
+        else:
+            ldiff = "-"
+        note = c.note if c.key in ("jax", "compiled") else ""
+        print(f"| {c.label} | {m * 1e3:.2f} ms | {min(c.times) * 1e3:.2f} ms | {c.first * 1e3:.0f} ms | "
+              f"{fmt_ratio(m, base_cpu)} | {fmt_ratio(m, base_jax)} | {ldiff} | {note} |")
+    print()
+    print(f"median and min of {steps} timed steps per contender after {warmup} warmup rounds, "
+          f"stepped alternately; first step = round 0 (compiles land there)")
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--steps", type=int, default=30)
-    p.add_argument("--warmup", type=int, default=3)
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", choices=sorted(CONFIGS), default="small")
+    p.add_argument("--steps", type=int, default=None, help="timed rounds (default 30 small, 10 large)")
+    p.add_argument("--warmup", type=int, default=3, help="untimed rounds first (default 3)")
+    p.add_argument("--only", default=",".join(ORDER), help=f"comma-separated subset of {','.join(ORDER)}")
+    p.add_argument("--batch", type=int, default=None, help="override the config's batch size")
+    p.add_argument("--gap", type=float, default=0.0,
+                   help="seconds slept (untimed) before each step, so the previous contender's "
+                        "thread pools are idle (default 0)")
     a = p.parse_args()
-    cpu = statistics.median(step_times("cpu", a.steps, a.warmup))
-    tpu = statistics.median(step_times("tpu", a.steps, a.warmup))
-    print(f"torch {torch.__version__}, CPU threads {torch.get_num_threads()}")
-    print(f"GPT train step (median of {a.steps}): tpu {tpu * 1e3:8.2f} ms | cpu {cpu * 1e3:8.2f} ms | "
-          f"tpu/cpu = {tpu / cpu:5.2f}x")
+    keys = [k.strip() for k in a.only.split(",") if k.strip()]
+    bad = [k for k in keys if k not in ORDER]
+    if bad:
+        p.error(f"unknown contender(s) {bad}; choose from {ORDER}")
+    cfg = dict(CONFIGS[a.config])
+    if a.batch:
+        cfg["batch"] = a.batch
+    steps = a.steps if a.steps is not None else DEFAULT_STEPS[a.config]
+
+    data = nanogpt.CharData(nanogpt.make_corpus())
+    n_params = sum(p.numel() for p in build_model(data, cfg).parameters())
+    print(f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.machine()}, "
+          f"{os.cpu_count()} CPUs, torch {torch.__version__} ({torch.get_num_threads()} threads)")
+    print(f"config {a.config}: {cfg['n_layer']} layers, width {cfg['n_embd']}, {cfg['n_head']} heads, "
+          f"block {cfg['block_size']}, batch {cfg['batch']}, vocab {len(data.chars)}, {n_params:,} parameters; "
+          f"AdamW lr {LR}, weight decay {WEIGHT_DECAY}")
+    check_batch = data.batch(torch.Generator().manual_seed(1), cfg["batch"], cfg["block_size"])
+    contenders = make_contenders(keys, data, cfg, check_batch)
+    run_rounds(contenders, data, cfg, steps, a.warmup, a.gap)
+    report(contenders, steps, a.warmup)
+    if "strict" in keys and any(c.key == "strict" and c.step for c in contenders):
+        print(small_op_dispatch())
+    if "fused" in keys and _torchtpu()[0] is not None:
+        try:
+            for line in fused_recording_cost():
+                print(line)
+        except Exception as e:  # noqa: BLE001
+            print(f"fused eager recording cost per op: not measured ({type(e).__name__}: {e})")
 
 
 if __name__ == "__main__":
