@@ -1,6 +1,11 @@
 """The `torchtpu` command.
 
-  torchtpu doctor    versions, the PJRT plugin and its devices, every setting
+  torchtpu doctor                          versions, the PJRT plugin and its devices, every setting
+  torchtpu support [--model M] [--feature F]
+                                           the model support matrix (docs/support/models.json and a
+                                           local report written by ingest)
+  torchtpu ingest MODEL [--full]           check a transformers model (hub id, checkpoint folder or
+                                           config.json) on tpu against CPU and add it to the local report
 """
 from __future__ import annotations
 
@@ -44,9 +49,30 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("doctor", help="versions, plugin, devices and settings")
+    sp = sub.add_parser("support", help="the model support matrix")
+    sp.add_argument("--model", help="a model name (substring, case-insensitive) or source/name")
+    sp.add_argument("--feature", help="one feature: forward, train, bf16, generate, fused, compiled")
+    sp.add_argument("--report", help="the local report to show next to the committed one "
+                    "(default: $TORCHTPU_SUPPORT_REPORT or ~/.cache/torchtpu/support/models.json)")
+    ip = sub.add_parser("ingest", help="check a transformers model and add it to a support report")
+    ip.add_argument("model", help="a local checkpoint folder, a config.json, or a hub id (when online)")
+    ip.add_argument("--full", action="store_true", help="full size with the checkpoint's weights "
+                    "(default: a tiny random-weight variant of the same config)")
+    ip.add_argument("--report", help="the report to update (default: $TORCHTPU_SUPPORT_REPORT or "
+                    "~/.cache/torchtpu/support/models.json)")
+    ip.add_argument("--timeout", type=float, default=900, help="seconds for all checks together")
+    ip.add_argument("--features", help="comma-separated subset of the features")
     args = parser.parse_args(argv)
     if args.command == "doctor":
         return doctor()
+    if args.command == "support":
+        from . import _support
+        return _support.support_command(args.model, args.feature, args.report)
+    if args.command == "ingest":
+        from . import _support
+        feats = [f for f in args.features.split(",") if f] if args.features else None
+        return _support.ingest_command(args.model, full=args.full, report_path=args.report,
+                                       timeout=args.timeout, features=feats)
     return 2
 
 
