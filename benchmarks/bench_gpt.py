@@ -19,7 +19,9 @@ trajectory: the last column is the largest relative difference of a step's
 loss from CPU eager's (a check that each one computes the step, not a timing).
 
 Contenders are stepped alternately, one step each per round (A, B, C, A, B,
-C, ...), so machine noise falls on all of them alike. The first `--warmup`
+C, ...), so machine noise falls on all of them alike, with an untimed
+`--gap` (10 ms) before each step so that one contender's spinning thread pool
+is not charged to the next. The first `--warmup`
 rounds (compiles land there) are not timed; the table gives the median and the
 minimum of the timed steps (time.perf_counter around the whole step, host to
 device copies of the batch included) and the first step's time.
@@ -157,6 +159,8 @@ class Contender:
     times: list[float] = field(default_factory=list)
     first: float | None = None
     losses: list[float] = field(default_factory=list)
+    counters: Callable[[], dict] | None = None   # read around each timed step, outside the timing
+    counted: dict[str, int] = field(default_factory=dict)
 
 
 def build_model(data: nanogpt.CharData, cfg: dict) -> nanogpt.GPT:
@@ -240,6 +244,8 @@ def make_contenders(keys: list[str], data: nanogpt.CharData, cfg: dict, check_ba
                     c.note = NA
                 else:
                     c.step = torch_step(build_model(data, cfg), "tpu", ctx=ctx)
+                    if key == "fused":
+                        c.counters = fused_counters()
             elif key == "compiled":
                 if not tpu_backend_available():
                     c.note = NA
@@ -262,10 +268,16 @@ def run_rounds(contenders: list[Contender], data: nanogpt.CharData, cfg: dict, s
                 continue
             try:
                 if gap:
-                    time.sleep(gap)   # let the previous contender's worker threads stop spinning
+                    time.sleep(gap)   # let the previous contender's worker threads stop spinning (--gap)
+                before = c.counters() if c.counters and r >= warmup else None
                 start = time.perf_counter()
                 loss = c.step(x, y)
                 elapsed = time.perf_counter() - start
+                if before is not None:
+                    after = c.counters()
+                    for k, v in after.items():
+                        if isinstance(v, int) and k in before:
+                            c.counted[k] = c.counted.get(k, 0) + v - before[k]
             except Exception as e:  # noqa: BLE001
                 c.error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
                 traceback.print_exc(limit=3)
@@ -293,6 +305,16 @@ def small_op_dispatch() -> str | None:
             f"tpu {tpu * 1e6:.1f} us | cpu {cpu * 1e6:.1f} us | tpu/cpu {tpu / cpu:.2f}x")
 
 
+def fused_counters() -> Callable[[], dict] | None:
+    """torchtpu's fused-executor counters (nodes_recorded, cuts, ...), where it exposes them."""
+    exp = _experimental()
+    fn = getattr(exp, "fused_stats", None) if exp is not None else None
+    if fn is None:
+        tt = _torchtpu()[0]
+        fn = getattr(getattr(tt, "_C", None), "_fused_stats", None)
+    return (lambda: dict(fn())) if callable(fn) else None
+
+
 def fused_recording_cost(chain: int = 64, repeats: int = 7) -> list[str]:
     """Fused eager's recording cost per op, measured from Python: `chain` dependent
     x + y ops on 16 f32 recorded back to back (nothing is lowered or launched until
@@ -300,35 +322,39 @@ def fused_recording_cost(chain: int = 64, repeats: int = 7) -> list[str]:
     ctx = eager_mode_ctx("fused")
     if ctx is None:
         return ["fused eager recording cost per op: omitted (no fused eager mode in this build)"]
-    lines = []
     exp = _experimental()
-    for holder in (exp, getattr(importlib.import_module("torchtpu"), "_C", None)):
-        for name in dir(holder) if holder is not None else ():
-            low = name.lower()
-            if ("record" in low or "fuse" in low) and ("stat" in low or "cost" in low):
-                lines.append(f"  torchtpu exposes {holder.__name__}.{name}: "
-                             f"{getattr(holder, name)() if callable(getattr(holder, name)) else getattr(holder, name)}")
+    bound_fn = getattr(exp, "get_fuse_max_nodes", None)
+    if callable(bound_fn) and bound_fn() > 0:   # stay under the pending-graph bound: no cut inside the loop
+        chain = max(1, min(chain, bound_fn() // 2))
+    counters = fused_counters()
     x = torch.randn(16).to("tpu")
     y = torch.randn(16).to("tpu")
     best_rec = best_cut = float("inf")
+    check = ""
     with ctx():
         for i in range(repeats + 1):       # the first round compiles the graph
             sync_tpu()
+            before = counters() if counters else None
             start = time.perf_counter()
             z = x
             for _ in range(chain):
                 z = z + y
             recorded = time.perf_counter()
+            after = counters() if counters else None
             sync_tpu()
             done = time.perf_counter()
             if i:
                 best_rec = min(best_rec, (recorded - start) / chain)
                 best_cut = min(best_cut, done - recorded)
+            if before is not None and "nodes_recorded" in before and "cuts" in before:
+                nodes = after["nodes_recorded"] - before["nodes_recorded"]
+                cuts = after["cuts"] - before["cuts"]
+                check = (f"; fused_stats: {nodes} nodes recorded, {cuts} cuts inside the timed loop"
+                         + ("" if nodes == chain and cuts == 0 else " (NOT pure recording)"))
         z.cpu()
-    lines.insert(0, f"fused eager recording cost per op (x + y on 16 f32, {chain} dependent ops between cuts, "
-                    f"best of {repeats}): {best_rec * 1e6:.2f} us; the cut that lowers and runs them as one graph: "
-                    f"{best_cut * 1e6:.0f} us")
-    return lines
+    return [f"fused eager recording cost per op (x + y on 16 f32, {chain} dependent ops between cuts, "
+            f"best of {repeats}, dispatch included): {best_rec * 1e6:.2f} us{check}",
+            f"  the cut that lowers and runs those {chain} ops as one program (cache hit): {best_cut * 1e6:.0f} us"]
 
 
 # --------------------------------------------------------------------------- report
@@ -337,7 +363,7 @@ def fmt_ratio(t: float | None, base: float | None) -> str:
     return f"{t / base:.2f}x" if t and base else "-"
 
 
-def report(contenders: list[Contender], steps: int, warmup: int) -> None:
+def report(contenders: list[Contender], steps: int, warmup: int, gap: float) -> None:
     med = {c.key: statistics.median(c.times) for c in contenders if c.times and not c.error}
     base_cpu, base_jax = med.get("cpu"), med.get("jax")
     cpu_losses = next((c.losses for c in contenders if c.key == "cpu"), None)
@@ -363,7 +389,13 @@ def report(contenders: list[Contender], steps: int, warmup: int) -> None:
               f"{fmt_ratio(m, base_cpu)} | {fmt_ratio(m, base_jax)} | {ldiff} | {note} |")
     print()
     print(f"median and min of {steps} timed steps per contender after {warmup} warmup rounds, "
-          f"stepped alternately; first step = round 0 (compiles land there)")
+          f"stepped alternately ({gap * 1e3:.0f} ms untimed gap before each step); "
+          f"first step = round 0 (compiles land there)")
+    for c in contenders:
+        if c.counted and c.times and not c.error:
+            per = {k: v / len(c.times) for k, v in c.counted.items()}
+            print(f"{c.label}, per train step (fused_stats): "
+                  + ", ".join(f"{k} {v:.0f}" for k, v in sorted(per.items()) if k != "nodes_pending"))
 
 
 def main() -> None:
@@ -373,9 +405,10 @@ def main() -> None:
     p.add_argument("--warmup", type=int, default=3, help="untimed rounds first (default 3)")
     p.add_argument("--only", default=",".join(ORDER), help=f"comma-separated subset of {','.join(ORDER)}")
     p.add_argument("--batch", type=int, default=None, help="override the config's batch size")
-    p.add_argument("--gap", type=float, default=0.0,
+    p.add_argument("--gap", type=float, default=0.01,
                    help="seconds slept (untimed) before each step, so the previous contender's "
-                        "thread pools are idle (default 0)")
+                        "thread pool is idle: PyTorch's OpenMP workers spin about 5 ms after "
+                        "a CPU step, which would be charged to the next contender (default 0.01)")
     a = p.parse_args()
     keys = [k.strip() for k in a.only.split(",") if k.strip()]
     bad = [k for k in keys if k not in ORDER]
@@ -389,14 +422,16 @@ def main() -> None:
     data = nanogpt.CharData(nanogpt.make_corpus())
     n_params = sum(p.numel() for p in build_model(data, cfg).parameters())
     print(f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.machine()}, "
-          f"{os.cpu_count()} CPUs, torch {torch.__version__} ({torch.get_num_threads()} threads)")
+          f"{os.cpu_count()} CPUs, torch {torch.__version__} ({torch.get_num_threads()} threads), "
+          f"load average {os.getloadavg()[0]:.2f} (other processes share these cores)")
     print(f"config {a.config}: {cfg['n_layer']} layers, width {cfg['n_embd']}, {cfg['n_head']} heads, "
           f"block {cfg['block_size']}, batch {cfg['batch']}, vocab {len(data.chars)}, {n_params:,} parameters; "
           f"AdamW lr {LR}, weight decay {WEIGHT_DECAY}")
     check_batch = data.batch(torch.Generator().manual_seed(1), cfg["batch"], cfg["block_size"])
     contenders = make_contenders(keys, data, cfg, check_batch)
     run_rounds(contenders, data, cfg, steps, a.warmup, a.gap)
-    report(contenders, steps, a.warmup)
+    report(contenders, steps, a.warmup, a.gap)
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
     if "strict" in keys and any(c.key == "strict" and c.step for c in contenders):
         print(small_op_dispatch())
     if "fused" in keys and _torchtpu()[0] is not None:
