@@ -405,6 +405,9 @@ def main() -> None:
     p.add_argument("--warmup", type=int, default=3, help="untimed rounds first (default 3)")
     p.add_argument("--only", default=",".join(ORDER), help=f"comma-separated subset of {','.join(ORDER)}")
     p.add_argument("--batch", type=int, default=None, help="override the config's batch size")
+    p.add_argument("--torch-threads", type=int, default=None,
+                   help="torch.set_num_threads for the PyTorch CPU contenders (default: torch's own, "
+                        "one per core); 1 keeps CPU eager from stalling on an oversubscribed machine")
     p.add_argument("--gap", type=float, default=0.01,
                    help="seconds slept (untimed) before each step, so the previous contender's "
                         "thread pool is idle: PyTorch's OpenMP workers spin about 5 ms after "
@@ -418,6 +421,8 @@ def main() -> None:
     if a.batch:
         cfg["batch"] = a.batch
     steps = a.steps if a.steps is not None else DEFAULT_STEPS[a.config]
+    if a.torch_threads:
+        torch.set_num_threads(a.torch_threads)
 
     data = nanogpt.CharData(nanogpt.make_corpus())
     n_params = sum(p.numel() for p in build_model(data, cfg).parameters())
@@ -431,15 +436,18 @@ def main() -> None:
     contenders = make_contenders(keys, data, cfg, check_batch)
     run_rounds(contenders, data, cfg, steps, a.warmup, a.gap)
     report(contenders, steps, a.warmup, a.gap)
-    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
     if "strict" in keys and any(c.key == "strict" and c.step for c in contenders):
         print(small_op_dispatch())
-    if "fused" in keys and _torchtpu()[0] is not None:
-        try:
-            for line in fused_recording_cost():
-                print(line)
-        except Exception as e:  # noqa: BLE001
-            print(f"fused eager recording cost per op: not measured ({type(e).__name__}: {e})")
+    if "fused" in keys:
+        if _torchtpu()[0] is None:
+            print("fused eager recording cost per op: omitted (torchtpu does not import)")
+        else:
+            try:
+                for line in fused_recording_cost():
+                    print(line)
+            except Exception as e:  # noqa: BLE001
+                print(f"fused eager recording cost per op: not measured ({type(e).__name__}: {e})")
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":
