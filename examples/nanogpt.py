@@ -130,24 +130,39 @@ def build(seed: int = 0, dropout: float = 0.0):
 
 
 def train(device: str, steps: int = 200, seed: int = 0, batch_size: int = 16, lr: float = 3e-3,
-          autocast_dtype: torch.dtype | None = None, log_every: int = 0) -> list[float]:
+          autocast_dtype: torch.dtype | None = None, log_every: int = 0,
+          compile_backend: str | None = None, compile_step: bool = False) -> list[float]:
+    """Trains for `steps` steps and returns every step's loss. With
+    `compile_backend`, the model is torch.compile'd with it; with
+    `compile_step` too, the whole step (forward, backward, clipping, AdamW)."""
     model, data = build(seed)
     model.to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.1)
     gen = torch.Generator().manual_seed(seed + 1)
-    losses = []
-    for step in range(steps):
-        x, y = data.batch(gen, batch_size, model.config.block_size)
-        x, y = x.to(device), y.to(device)
+    block = model.config.block_size
+    forward = model
+    if compile_backend and not compile_step:
+        forward = torch.compile(model, backend=compile_backend)
+
+    def step_fn(x, y):
         if autocast_dtype is not None:
             with torch.autocast(torch.device(device).type, dtype=autocast_dtype):
-                _, loss = model(x, y)
+                _, loss = forward(x, y)
         else:
-            _, loss = model(x, y)
+            _, loss = forward(x, y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
+        return loss
+
+    if compile_backend and compile_step:
+        step_fn = torch.compile(step_fn, backend=compile_backend)
+    losses = []
+    for step in range(steps):
+        x, y = data.batch(gen, batch_size, block)
+        x, y = x.to(device), y.to(device)
+        loss = step_fn(x, y)
         losses.append(loss.item())
         if log_every and (step % log_every == 0 or step == steps - 1):
             print(f"step {step:4d}  loss {losses[-1]:.4f}", flush=True)

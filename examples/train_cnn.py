@@ -39,9 +39,12 @@ class SmallCNN(nn.Module):
         return self.head(self.features(x).flatten(1))
 
 
-def train(device: str, steps: int = 50, seed: int = 0, log_every: int = 0) -> list[float]:
+def train(device: str, steps: int = 50, seed: int = 0, log_every: int = 0,
+          compile_backend: str | None = None) -> list[float]:
     torch.manual_seed(seed)
     model = SmallCNN().to(device)
+    if compile_backend:
+        model = torch.compile(model, backend=compile_backend)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     x, y = make_images(seed=seed)
     x, y = x.to(device), y.to(device)
@@ -51,7 +54,8 @@ def train(device: str, steps: int = 50, seed: int = 0, log_every: int = 0) -> li
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--device", default="tpu")
+    p.add_argument("--compile", metavar="BACKEND", help="torch.compile the model with BACKEND (e.g. tpu)")
     p.add_argument("--steps", type=int, default=50)
     a = p.parse_args()
-    losses = train(a.device, a.steps, log_every=max(a.steps // 10, 1))
+    losses = train(a.device, a.steps, log_every=max(a.steps // 10, 1), compile_backend=a.compile)
     print(f"loss {losses[0]:.3f} -> {losses[-1]:.3f} over {a.steps} steps on {a.device}")

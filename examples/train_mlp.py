@@ -24,10 +24,13 @@ def make_data(n: int = 512, seed: int = 0):
     return x, y
 
 
-def train(device: str, steps: int = 100, seed: int = 0, log_every: int = 0) -> list[float]:
+def train(device: str, steps: int = 100, seed: int = 0, log_every: int = 0,
+          compile_backend: str | None = None) -> list[float]:
     torch.manual_seed(seed)
     model = nn.Sequential(nn.Linear(16, 64), nn.ReLU(), nn.Linear(64, 64), nn.GELU(), nn.Linear(64, 4))
     model.to(device)
+    if compile_backend:
+        model = torch.compile(model, backend=compile_backend)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     x, y = make_data(seed=seed)
     x, y = x.to(device), y.to(device)
@@ -37,7 +40,8 @@ def train(device: str, steps: int = 100, seed: int = 0, log_every: int = 0) -> l
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--device", default="tpu")
+    p.add_argument("--compile", metavar="BACKEND", help="torch.compile the model with BACKEND (e.g. tpu)")
     p.add_argument("--steps", type=int, default=100)
     a = p.parse_args()
-    losses = train(a.device, a.steps, log_every=max(a.steps // 10, 1))
+    losses = train(a.device, a.steps, log_every=max(a.steps // 10, 1), compile_backend=a.compile)
     print(f"loss {losses[0]:.3f} -> {losses[-1]:.3f} over {a.steps} steps on {a.device}")

@@ -7,6 +7,10 @@
   of the tests themselves); tests marked ``needs_tpu`` are skipped then.
 * In the ``test_ops_*`` files no op may run through the CPU fallback unless
   the test is marked ``allow_fallback``.
+* Every test runs under each execution mode in ``TORCHTPU_TEST_MODES``
+  (default ``strict,fused``): the ``eager_mode`` fixture is autouse and
+  parametrised, so each test id ends in ``[strict]`` or ``[fused]``. A test
+  that sets a mode itself overrides it inside.
 """
 import os
 import sys
@@ -67,6 +71,18 @@ def _no_cpu_fallback(request):
     assert stats == {}, (
         "ops ran through the CPU fallback: "
         + ", ".join(f"{op} ({n}x)" for op, n in sorted(stats.items())))
+
+
+_MODES = [m for m in os.environ.get("TORCHTPU_TEST_MODES", "strict,fused").split(",") if m]
+
+
+@pytest.fixture(autouse=True, params=_MODES)
+def eager_mode(request):
+    """Runs the test under one execution mode; leaving it launches any
+    pending fused work, so nothing leaks into the next test."""
+    from torchtpu import experimental
+    with experimental.set_eager_mode(request.param):
+        yield request.param
 
 
 @pytest.fixture

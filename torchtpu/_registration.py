@@ -38,4 +38,17 @@ def register() -> None:
     torch.utils.generate_methods_for_privateuse1_backend(
         for_tensor=True, for_module=True, for_storage=True)
     _C._init()
+    _C._set_eager_mode(_settings.get("TORCHTPU_EAGER_MODE"))
+    _C._set_fuse_max_nodes(_settings.get_int("TORCHTPU_FUSE_MAX_NODES"))
+    _C._set_check_finite(_settings.get("TORCHTPU_CHECK_FINITE") == "1")
+    # The end of an optimizer step is a cut point of fused mode: the update
+    # launches as one program with the backward pass before it.
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+    register_optimizer_step_post_hook(_cut_after_optimizer_step)
     _registered = True
+
+
+def _cut_after_optimizer_step(optimizer, args, kwargs) -> None:
+    from . import _C
+    if _C._get_eager_mode() == "fused":
+        _C._cut(-1, "optimizer_step")

@@ -30,8 +30,14 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
             "PJRT plugin: cpu, cuda, tpu, or a path to a plugin .so"),
     Setting("TORCHTPU_DEVICE_COUNT", "1", None, True,
             "number of devices the CPU plugin exposes"),
-    Setting("TORCHTPU_EAGER_MODE", "strict", ("strict",), False,
-            "execution mode; strict eager compiles and launches each op"),
+    Setting("TORCHTPU_EAGER_MODE", "strict", ("strict", "fused", "debug"), False,
+            "execution mode: strict (one program per op, launched at once), fused "
+            "(ops recorded and run as one program per cut), debug (strict, each launch awaited)"),
+    Setting("TORCHTPU_FUSE_MAX_NODES", "2048", None, False,
+            "fused mode cuts a pending graph at this many nodes (the graph's own "
+            "key describes its program, so this is not part of the key)"),
+    Setting("TORCHTPU_CHECK_FINITE", "0", ("0", "1"), False,
+            "1: in strict and debug mode, raise on the first op producing NaN/Inf, naming it"),
     Setting("TORCHTPU_FALLBACK", "warn", ("allow", "warn", "error"), False,
             "ops without a lowering: run on the CPU (allow), warn once per op, or raise"),
     Setting("TORCHTPU_MEMORY_LIMIT", "0", None, False,

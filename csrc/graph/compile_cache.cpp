@@ -18,7 +18,13 @@ std::string DeviceKey(const std::string& sig, int device) {
 }  // namespace
 
 CacheEntry& CompileCache::Get(const Node& node, int device) {
-  std::string key = DeviceKey(Signature(node), device);
+  return GetOrCompile(Signature(node), device, [&] { return node.Describe(); }, [&] { return LowerNode(node); });
+}
+
+CacheEntry& CompileCache::GetOrCompile(const std::string& sig, int device,
+                                       const std::function<std::string()>& describe,
+                                       const std::function<Program()>& lower) {
+  std::string key = DeviceKey(sig, device);
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(key);
   if (it != entries_.end()) {
@@ -29,10 +35,10 @@ CacheEntry& CompileCache::Get(const Node& node, int device) {
   }
   ++misses_;
   auto entry = std::make_unique<CacheEntry>();
-  entry->description = node.Describe();
+  entry->description = describe();
   entry->device = device;
   auto start = std::chrono::steady_clock::now();
-  entry->program = LowerNode(node);
+  entry->program = lower();
   pjrt::CompileOptions options;
   options.device_assignment = {client_->device_id(client_->devices().at(device))};
   try {

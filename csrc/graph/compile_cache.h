@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,7 +22,7 @@ struct CacheEntry {
   std::string description;  // "add(f32[2,3], f32[3])"
   int device = 0;           // index into the client's addressable devices
   Program program;
-  std::unique_ptr<pjrt::Executable> executable;
+  std::shared_ptr<pjrt::Executable> executable;  // shared: a captured graph keeps it past Clear()
   int64_t hits = 0;
   double compile_seconds = 0.0;
   double last_use = 0.0;    // seconds since the epoch
@@ -42,6 +43,11 @@ class CompileCache {
   // The compiled program for `node` on `device`, lowering and compiling on a
   // miss. Throws LoweringError naming the op on failure.
   CacheEntry& Get(const Node& node, int device);
+  // The same for any program: `key` is its exact signature bytes (a node's
+  // Signature, or a FusedGraph's Key); `lower` builds it on a miss and
+  // `describe` names it in statistics and errors.
+  CacheEntry& GetOrCompile(const std::string& key, int device, const std::function<std::string()>& describe,
+                           const std::function<Program()>& lower);
   // Result types of `node`, from the cache or by lowering alone (no compile).
   std::vector<hlo::TensorType> ResultTypes(const Node& node);
 

@@ -20,17 +20,12 @@ const LowerFn* FindLowering(const std::string& op) {
   return it == Registry().end() ? nullptr : &it->second;
 }
 
-Program LowerNode(const Node& node) {
+std::vector<hlo::Value> LowerNodeInto(hlo::Builder& b, const Node& node,
+                                      const std::vector<hlo::Value>& args,
+                                      std::vector<hlo::TensorType>* logical) {
   const LowerFn* fn = FindLowering(node.op);
   if (!fn) throw LoweringError("torchtpu: no lowering registered for " + node.Describe());
   try {
-    hlo::Builder b;
-    std::vector<std::optional<int>> alias(node.args.size());
-    for (size_t w = 0; w < node.writes.size(); ++w) {
-      if (node.writes[w].arg >= 0) alias.at(node.writes[w].arg) = static_cast<int>(w);
-    }
-    std::vector<hlo::Value> args;
-    for (size_t i = 0; i < node.args.size(); ++i) args.push_back(b.Arg(node.args[i], alias[i]));
     std::vector<hlo::Value> operands;
     for (const Input& in : node.inputs) {
       hlo::Value a = args.at(in.arg);
@@ -39,7 +34,6 @@ Program LowerNode(const Node& node) {
     std::vector<hlo::Value> outputs = (*fn)(b, node, operands);
     std::vector<bool> written(outputs.size(), false);
     std::vector<hlo::Value> results;
-    std::vector<hlo::TensorType> logical;
     for (const Write& w : node.writes) {
       hlo::Value value = outputs.at(w.output);
       written[w.output] = true;
@@ -49,20 +43,38 @@ Program LowerNode(const Node& node) {
       } else {
         results.push_back(b.Reshape(b.Convert(value, w.base.dtype), w.base.shape));
       }
-      logical.push_back(results.back().type);
+      logical->push_back(results.back().type);
     }
     for (size_t i = 0; i < outputs.size(); ++i) {
       if (written[i]) continue;
-      logical.push_back(outputs[i].type);
+      logical->push_back(outputs[i].type);
       results.push_back(b.Reshape(outputs[i], {outputs[i].type.numel()}));
     }
-    b.Return(results);
-    return Program{b.Finish(), logical};
+    return results;
   } catch (const LoweringError&) {
     throw;
   } catch (const std::exception& e) {
     throw LoweringError("torchtpu: cannot lower " + node.Describe() + ": " + e.what());
   }
+}
+
+Program LowerNode(const Node& node) {
+  hlo::Builder b;
+  std::vector<std::optional<int>> alias(node.args.size());
+  for (size_t w = 0; w < node.writes.size(); ++w) {
+    if (node.writes[w].arg >= 0) alias.at(node.writes[w].arg) = static_cast<int>(w);
+  }
+  std::vector<hlo::Value> args;
+  for (size_t i = 0; i < node.args.size(); ++i) args.push_back(b.Arg(node.args[i], alias[i]));
+  Program program;
+  std::vector<hlo::Value> results = LowerNodeInto(b, node, args, &program.result_types);
+  try {
+    b.Return(results);
+    program.text = b.Finish();
+  } catch (const std::exception& e) {
+    throw LoweringError("torchtpu: cannot lower " + node.Describe() + ": " + e.what());
+  }
+  return program;
 }
 
 }  // namespace torchtpu::graph

@@ -42,6 +42,15 @@ struct Program {
 };
 Program LowerNode(const Node& node);
 
+// The same inside an existing builder, so nodes compose into one module (the
+// fused graph): `args` are the node's argument values (rank-1 buffers or
+// rank-0 scalars). Returns the results in program order, each flattened to
+// rank 1, and appends their logical types to `logical`. Arguments written by
+// the node are read before they are replaced, so the caller may donate them.
+std::vector<hlo::Value> LowerNodeInto(hlo::Builder& b, const Node& node,
+                                      const std::vector<hlo::Value>& args,
+                                      std::vector<hlo::TensorType>* logical);
+
 }  // namespace torchtpu::graph
 
 #define TORCHTPU_CONCAT_INNER(a, b) a##b

@@ -1,9 +1,13 @@
 // torchtpu._C: the thin Python surface of the C++ runtime.
 #include <torch/csrc/Generator.h>
+#include <pybind11/stl.h>
 #include <torch/extension.h>
 
 #include "aten/runtime/device.h"
+#include "aten/runtime/eager_mode.h"
 #include "aten/runtime/fallback.h"
+#include "aten/runtime/fused_executor.h"
+#include "aten/runtime/graph_capture.h"
 #include "aten/runtime/generator.h"
 #include "aten/runtime/hooks.h"
 #include "aten/kernels/registry.h"
@@ -77,4 +81,55 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def("_rng_manual_seed_all", [](uint64_t seed) { ManualSeedAll(seed); });
   m.def("compile_cache_clear", []() { Runtime::Get().cache().Clear(); });
+
+  // Execution modes (torchtpu.experimental) and the fused executor.
+  m.def("_set_eager_mode", [](const std::string& mode) { SetEagerMode(ParseEagerMode(mode)); });
+  m.def("_get_eager_mode", []() { return std::string(EagerModeName(CurrentEagerMode())); });
+  m.def("_set_check_finite", [](bool on) { SetCheckFinite(on); });
+  m.def("_get_check_finite", []() { return CheckFinite(); });
+  m.def("_set_fuse_max_nodes", [](int64_t n) { SetFuseMaxNodes(n); });
+  m.def("_get_fuse_max_nodes", []() { return FuseMaxNodes(); });
+  m.def("_cut", [](int device, const std::string& reason) {
+    CutReason r = reason == "optimizer_step" ? CutReason::kOptimizerStep : CutReason::kExplicit;
+    py::gil_scoped_release release;
+    if (device < 0) CutAll(r); else Cut(device, r);
+  }, py::arg("device") = -1, py::arg("reason") = "explicit");
+  m.def("_fused_stats", []() {
+    FusedStats s = GetFusedStats();
+    py::dict d;
+    d["nodes_recorded"] = s.nodes_recorded;
+    d["cuts"] = s.cuts;
+    d["nodes_pending"] = s.nodes_pending;
+    return d;
+  });
+  // torch.compile(backend="tpu"): capture a region as one program, replay it.
+  py::class_<GraphReplay, std::shared_ptr<GraphReplay>>(m, "_GraphReplay")
+      .def("run", [](GraphReplay& r, const std::vector<at::Tensor>& inputs) -> py::object {
+        auto outs = r.Run(inputs);
+        if (!outs) return py::none();
+        return py::cast(*outs);
+      })
+      .def_property_readonly("replays", &GraphReplay::replays);
+  py::class_<GraphCapture>(m, "_GraphCapture")
+      .def(py::init<>())
+      .def("end", [](GraphCapture& c, const std::vector<at::Tensor>& inputs,
+                     const std::vector<std::optional<at::Tensor>>& outputs) {
+        std::string why;
+        std::shared_ptr<GraphReplay> replay = c.End(inputs, outputs, &why);
+        return py::make_tuple(replay ? py::cast(replay) : py::none(), why);
+      })
+      .def("abort", &GraphCapture::Abort);
+  m.def("_set_cut_logging", [](bool on) { SetCutLogging(on); });
+  m.def("_cut_log", []() {
+    py::list rows;
+    for (const CutLogEntry& e : CutLog()) {
+      py::dict d;
+      d["key_hash"] = e.key_hash;
+      d["nodes"] = e.nodes;
+      d["device"] = e.device;
+      d["reason"] = CutReasonName(e.reason);
+      rows.append(d);
+    }
+    return rows;
+  });
 }

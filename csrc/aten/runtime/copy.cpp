@@ -10,6 +10,7 @@
 #include "aten/runtime/device.h"
 #include "aten/runtime/dtype.h"
 #include "aten/runtime/errors.h"
+#include "aten/runtime/fused_executor.h"
 #include "aten/runtime/hooks.h"
 #include "aten/runtime/op_call.h"
 #include "aten/runtime/runtime.h"
@@ -51,7 +52,7 @@ at::Tensor Upload(const at::Tensor& src, int device, bool non_blocking) {
 std::shared_ptr<pjrt::Buffer> Contiguous(const at::Tensor& src) {
   if (IsWholeStorage(src)) return BufferAs(StorageOf(src), ToHlo(src.scalar_type()));
   at::Tensor dense = OpCall("copy").In(src).Run1();
-  return StorageOf(dense).buffer;
+  return BufferAs(StorageOf(dense), ToHlo(src.scalar_type()));
 }
 
 void CopyToHost(const at::Tensor& dst, const at::Tensor& src, bool non_blocking) {
@@ -113,6 +114,7 @@ void ResizeStorageBytes(const c10::Storage& storage, size_t new_nbytes) {
   c10::DataPtr fresh = AllocateOn(old_data.device, new_nbytes);
   auto* data = static_cast<StorageData*>(fresh.get_context());
   std::shared_ptr<pjrt::Buffer> old_buffer;
+  MaterializeIfPending(old_data);
   {
     std::lock_guard<std::mutex> lock(old_data.mu);
     old_buffer = old_data.buffer;

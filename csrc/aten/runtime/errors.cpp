@@ -2,12 +2,13 @@
 
 namespace torchtpu::aten {
 
-void RaiseDeviceError(const graph::Node& node, const pjrt::Error& e) {
+void RaiseDeviceError(const graph::Node& node, const pjrt::Error& e) { RaiseDeviceError(node.Describe(), e); }
+
+void RaiseDeviceError(const std::string& what, const pjrt::Error& e) {
   if (e.code() == pjrt::ErrorCode::kResourceExhausted) {
-    TORCH_CHECK_WITH(OutOfMemoryError, false, "torchtpu: out of device memory running ",
-                     node.Describe(), ": ", e.what());
+    TORCH_CHECK_WITH(OutOfMemoryError, false, "torchtpu: out of device memory running ", what, ": ", e.what());
   }
-  TORCH_CHECK(false, "torchtpu: ", node.Describe(), " failed on the device: ", e.what());
+  TORCH_CHECK(false, "torchtpu: ", what, " failed on the device: ", e.what());
 }
 
 void RaiseLoweringError(const graph::LoweringError& e) {

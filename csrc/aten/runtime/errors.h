@@ -13,6 +13,8 @@
 namespace torchtpu::aten {
 
 [[noreturn]] void RaiseDeviceError(const graph::Node& node, const pjrt::Error& e);
+// The same for a program described by `what` ("fused graph of 12 ops: ...").
+[[noreturn]] void RaiseDeviceError(const std::string& what, const pjrt::Error& e);
 [[noreturn]] void RaiseLoweringError(const graph::LoweringError& e);
 
 template <typename Fn>

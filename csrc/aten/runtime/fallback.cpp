@@ -11,6 +11,9 @@
 
 #include "aten/runtime/fallback.h"
 
+#include "aten/runtime/eager_mode.h"
+#include "aten/runtime/fused_executor.h"
+
 namespace torchtpu::aten {
 namespace {
 
@@ -51,6 +54,9 @@ void TpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     TORCH_WARN("torchtpu: ", name, " has no tpu lowering and runs on the CPU (copying its operands); "
                "torchtpu.fallback_stats() counts such calls");
   }
+  // The op runs on the host: pending work is launched first, a cut point
+  // of its own so the log says why the graph ended here.
+  if (CurrentEagerMode() == EagerMode::kFused) CutAll(CutReason::kFallback);
   at::native::cpu_fallback(op, stack);
 }
 

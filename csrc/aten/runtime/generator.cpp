@@ -4,6 +4,7 @@
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 
+#include <atomic>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -116,7 +117,14 @@ void ManualSeedAll(uint64_t seed) {
   }
 }
 
+namespace {
+std::atomic<uint64_t> g_draws{0};
+}  // namespace
+
+uint64_t DrawCount() { return g_draws.load(); }
+
 RngDraw Draw(const std::optional<at::Generator>& gen, int device, uint64_t count) {
+  g_draws.fetch_add(1);
   at::Generator g = gen.has_value() && gen->defined() ? *gen : DefaultGenerator(device);
   TORCH_CHECK(g.device().type() == TpuGenerator::device_type(), "Expected a '",
               TpuGenerator::device_type(), "' device type for generator but found '", g.device().type(), "'");

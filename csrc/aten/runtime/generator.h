@@ -57,5 +57,8 @@ struct RngDraw {
 };
 // Reserves `count` values from `gen` (or the default generator of `device`).
 RngDraw Draw(const std::optional<at::Generator>& gen, int device, uint64_t count);
+// How many draws the process has made: a captured graph that drew random
+// values bakes its key into the program's arguments, so it is not replayed.
+uint64_t DrawCount();
 
 }  // namespace torchtpu::aten

@@ -3,10 +3,13 @@
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "aten/runtime/device.h"
 #include "aten/runtime/dtype.h"
+#include "aten/runtime/eager_mode.h"
+#include "aten/runtime/fused_executor.h"
 #include "aten/runtime/errors.h"
 #include "aten/runtime/runtime.h"
 #include "aten/runtime/storage.h"
@@ -43,7 +46,7 @@ int OpCall::ArgFor(const at::Tensor& t) {
   for (size_t i = 0; i < storages_.size(); ++i) {
     if (storages_[i] == &s && node_.args[i].dtype == dtype) return static_cast<int>(i);
   }
-  buffers_.push_back(BufferAs(s, dtype));
+  buffers_.push_back(nullptr);  // resolved when the node runs: it may be pending
   node_.args.push_back(hlo::TensorType{dtype, {NumElementsAs(s, dtype)}});
   storages_.push_back(&s);
   return static_cast<int>(node_.args.size() - 1);
@@ -105,19 +108,66 @@ std::vector<hlo::TensorType> OpCall::ResultTypes() {
   return GuardLowering(node_, [&] { return Runtime::Get().cache().ResultTypes(node_); });
 }
 
-std::vector<std::shared_ptr<pjrt::Buffer>> OpCall::Launch() {
-  if (device_ < 0) device_ = CurrentDevice();
+void OpCall::UploadScalars() {
   Runtime& rt = Runtime::Get();
   for (const PendingScalar& p : pending_scalars_) {
     buffers_[p.arg] = rt.client().BufferFromHost(p.bytes, ToPjrt(node_.args[p.arg].dtype), {},
                                                  rt.device(device_));
   }
   pending_scalars_.clear();
+}
+
+namespace {
+
+// Host check of a finished result: false when any element is NaN or Inf.
+bool AllFinite(pjrt::Buffer& buffer, hlo::DType dtype, int64_t numel) {
+  const size_t item = hlo::DTypeSize(dtype);
+  std::vector<unsigned char> host(numel * item + 1);
+  buffer.ToHost(host.data(), numel * item);
+  for (int64_t i = 0; i < numel; ++i) {
+    const unsigned char* p = host.data() + i * item;
+    switch (dtype) {
+      case hlo::DType::kF32: { float v; std::memcpy(&v, p, 4); if (!std::isfinite(v)) return false; break; }
+      case hlo::DType::kF64: { double v; std::memcpy(&v, p, 8); if (!std::isfinite(v)) return false; break; }
+      case hlo::DType::kBF16: { uint16_t v; std::memcpy(&v, p, 2); if ((v & 0x7f80) == 0x7f80) return false; break; }
+      case hlo::DType::kF16: { uint16_t v; std::memcpy(&v, p, 2); if ((v & 0x7c00) == 0x7c00) return false; break; }
+      default: return true;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+// Debug mode awaits every launch, so a device failure surfaces at its op;
+// TORCHTPU_CHECK_FINITE additionally inspects floating-point results.
+void OpCall::CheckLaunch(graph::Launch& launch, const std::vector<hlo::TensorType>& types) {
+  const bool debug = CurrentEagerMode() == EagerMode::kDebug;
+  const bool finite = CheckFinite();
+  if (!debug && !finite) return;
+  if (launch.done) GuardExecution(node_, [&] { launch.done->Await(); });
+  if (!finite) return;
+  for (size_t i = 0; i < launch.results.size() && i < types.size(); ++i) {
+    const hlo::TensorType& t = types[i];
+    if (!hlo::IsFloat(t.dtype)) continue;
+    bool ok = GuardExecution(node_, [&] { return AllFinite(*launch.results[i], t.dtype, t.numel()); });
+    TORCH_CHECK(ok, "torchtpu: ", node_.Describe(), " produced NaN or Inf (TORCHTPU_CHECK_FINITE=1)");
+  }
+}
+
+std::vector<std::shared_ptr<pjrt::Buffer>> OpCall::Launch() {
+  if (device_ < 0) device_ = CurrentDevice();
+  Runtime& rt = Runtime::Get();
+  UploadScalars();
+  for (size_t i = 0; i < storages_.size(); ++i) {
+    if (storages_[i]) buffers_[i] = BufferAs(*storages_[i], node_.args[i].dtype);
+  }
   graph::CacheEntry& entry =
       GuardLowering(node_, [&]() -> graph::CacheEntry& { return rt.cache().Get(node_, device_); });
   std::vector<pjrt::Buffer*> args;
   for (auto& b : buffers_) args.push_back(b.get());
   graph::Launch launch = GuardExecution(node_, [&] { return graph::Execute(entry, args); });
+  CheckLaunch(launch, entry.program.result_types);
   rt.Track(device_, std::move(launch.done));
   last_types_ = entry.program.result_types;
   std::vector<std::shared_ptr<pjrt::Buffer>> out;
@@ -125,7 +175,32 @@ std::vector<std::shared_ptr<pjrt::Buffer>> OpCall::Launch() {
   return out;
 }
 
+void OpCall::Record(const std::vector<StorageData*>& write_targets, const std::vector<at::Tensor>& outputs,
+                    const std::vector<hlo::TensorType>& types) {
+  UploadScalars();
+  NodeRecord r;
+  r.node = &node_;
+  r.arg_storages = storages_;
+  r.scalar_buffers = buffers_;
+  r.result_types = types;
+  r.write_targets = write_targets;
+  for (const at::Tensor& t : outputs) r.output_storages.push_back(&StorageOf(t));
+  RecordNode(device_, r);
+}
+
 std::vector<at::Tensor> OpCall::Run() {
+  if (CurrentEagerMode() == EagerMode::kFused) {
+    if (device_ < 0) device_ = CurrentDevice();
+    // The node's result types come from lowering it alone, once per
+    // signature: a lowering error surfaces here, naming the op.
+    std::vector<hlo::TensorType> types = ResultTypes();
+    std::vector<at::Tensor> outs;
+    for (const hlo::TensorType& type : types) {
+      outs.push_back(at::empty(type.shape, at::TensorOptions().dtype(ToTorch(type.dtype)).device(TpuDevice(device_))));
+    }
+    Record({}, outs, types);
+    return outs;
+  }
   auto buffers = Launch();
   std::vector<at::Tensor> outs;
   for (size_t i = 0; i < buffers.size(); ++i) {
@@ -150,13 +225,18 @@ void OpCall::RunInto(const std::vector<at::Tensor>& dsts) {
     w.view = ViewOf(dst);
     w.base = hlo::TensorType{dtype, {NumElementsAs(s, dtype)}};
     bool read = false;
-    for (const void* p : storages_) read |= p == &s;
+    for (const StorageData* p : storages_) read |= p == &s;
     w.arg = (w.view.CoversWhole(w.base.numel()) && !read) ? -1 : ArgFor(dst);
     for (StorageData* t : targets) {
       TORCH_CHECK(t != &s, "torchtpu: ", node_.op, " writes two results into one storage");
     }
     targets.push_back(&s);
     node_.writes.push_back(std::move(w));
+  }
+  if (CurrentEagerMode() == EagerMode::kFused) {
+    if (device_ < 0) device_ = CurrentDevice();
+    Record(targets, {}, ResultTypes());
+    return;
   }
   auto buffers = Launch();
   for (size_t i = 0; i < targets.size(); ++i) {

@@ -1,8 +1,11 @@
 // OpCall: how an ATen kernel runs a lowering on tpu tensors. It gathers the
-// operands' storages (each once, however many views of it are used), builds
-// the graph node, asks the compile cache for the program and launches it
-// asynchronously. Fresh results become new tensors; results written into
-// existing tensors (in-place ops, out=) update their storages in place.
+// operands' storages (each once, however many views of it are used) and
+// builds the graph node; then the eager mode decides (eager_mode.h): strict
+// and debug ask the compile cache for the node's program and launch it
+// asynchronously (debug awaits and checks it), fused records the node into
+// the device's pending graph (fused_executor.h). Fresh results become new
+// tensors; results written into existing tensors (in-place ops, out=) update
+// their storages in place.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -11,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "aten/runtime/storage.h"
+#include "graph/compile_cache.h"
 #include "graph/node.h"
 #include "pjrt/pjrt.h"
 
@@ -45,6 +50,11 @@ class OpCall {
   int ScalarArg(const c10::Scalar& s, c10::ScalarType type);
   void CheckDevice(const at::Tensor& t);
   std::vector<std::shared_ptr<pjrt::Buffer>> Launch();
+  // Fused mode: records the node; results land in `outputs`' storages.
+  void Record(const std::vector<StorageData*>& write_targets, const std::vector<at::Tensor>& outputs,
+              const std::vector<hlo::TensorType>& types);
+  void UploadScalars();
+  void CheckLaunch(graph::Launch& launch, const std::vector<hlo::TensorType>& types);
 
   struct PendingScalar {
     int arg;
@@ -53,8 +63,8 @@ class OpCall {
   graph::Node node_;
   std::vector<PendingScalar> pending_scalars_;
   int device_ = -1;
-  std::vector<std::shared_ptr<pjrt::Buffer>> buffers_;  // one per argument
-  std::vector<const void*> storages_;                    // StorageData per argument (null: scalar)
+  std::vector<std::shared_ptr<pjrt::Buffer>> buffers_;  // one per argument; storages' resolved at launch
+  std::vector<StorageData*> storages_;                   // per argument (null: scalar)
   std::vector<hlo::TensorType> last_types_;              // of the last launch
 };
 

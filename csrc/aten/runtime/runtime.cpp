@@ -1,5 +1,7 @@
 #include "aten/runtime/runtime.h"
 
+#include "aten/runtime/fused_executor.h"
+
 #include <c10/util/Exception.h>
 #include <fcntl.h>
 #include <cstdio>
@@ -131,6 +133,12 @@ void Runtime::Track(int device, std::unique_ptr<pjrt::Event> event, std::shared_
 }
 
 void Runtime::Synchronize(int device) {
+  // Pending fused graphs are work not yet launched: launch them first.
+  if (device < 0) {
+    CutAll(CutReason::kSynchronize);
+  } else {
+    Cut(device, CutReason::kSynchronize);
+  }
   std::vector<Pending> work;
   {
     std::lock_guard<std::mutex> lock(events_mu_);

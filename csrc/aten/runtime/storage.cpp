@@ -8,6 +8,7 @@
 
 #include "aten/runtime/device.h"
 #include "aten/runtime/dtype.h"
+#include "aten/runtime/fused_executor.h"
 #include "aten/runtime/runtime.h"
 
 namespace torchtpu::aten {
@@ -16,9 +17,11 @@ namespace {
 // Start of the private address range for storage pointers. Addresses are
 // handed out once and never reused, each range as long as its storage.
 std::atomic<uintptr_t> g_next_address{uintptr_t{1} << 46};
+std::atomic<uint64_t> g_next_id{1};
 
 void DeleteStorage(void* ctx) {
   auto* s = static_cast<StorageData*>(ctx);
+  if (s->pending.load()) ForgetPending(*s);
   if (Runtime::Initialized()) Runtime::Get().OnFree(s->device, static_cast<int64_t>(s->nbytes));
   delete s;
 }
@@ -44,6 +47,7 @@ int64_t NumElementsAs(const StorageData& s, hlo::DType dtype) {
 }
 
 std::shared_ptr<pjrt::Buffer> BufferAs(StorageData& s, hlo::DType dtype) {
+  MaterializeIfPending(s);
   std::lock_guard<std::mutex> lock(s.mu);
   const int64_t numel = NumElementsAs(s, dtype);
   if (!s.buffer) {
@@ -65,6 +69,7 @@ std::shared_ptr<pjrt::Buffer> BufferAs(StorageData& s, hlo::DType dtype) {
 }
 
 void SetBuffer(StorageData& s, std::shared_ptr<pjrt::Buffer> buffer, hlo::DType dtype) {
+  if (s.pending.load()) ForgetPending(s);
   std::lock_guard<std::mutex> lock(s.mu);
   s.buffer = std::move(buffer);
   s.dtype = dtype;
@@ -76,6 +81,7 @@ c10::DataPtr AllocateOn(int device, size_t nbytes) {
   Runtime& rt = Runtime::Get();
   rt.OnAllocate(device, static_cast<int64_t>(nbytes));
   auto* s = new StorageData;
+  s->id = g_next_id.fetch_add(1);
   s->device = device;
   s->nbytes = nbytes;
   uintptr_t address = g_next_address.fetch_add((nbytes + 63) / 64 * 64 + 64);

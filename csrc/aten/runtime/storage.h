@@ -8,20 +8,28 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/CachingDeviceAllocator.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 
+#include "graph/fused_graph.h"
 #include "hlo/types.h"
 #include "pjrt/pjrt.h"
 
 namespace torchtpu::aten {
 
 struct StorageData {
+  uint64_t id = 0;  // unique for the process's lifetime, never reused
   int device = 0;
   size_t nbytes = 0;
   std::mutex mu;
   std::shared_ptr<pjrt::Buffer> buffer;  // rank 1; null: never written
   hlo::DType dtype = hlo::DType::kU8;    // element type of `buffer`
+  // Fused mode: the contents are result `pending_ref` of the device's pending
+  // graph and `buffer` is null (fused_executor.h). Changed only under that
+  // graph's lock; read without it only to skip the lock when false.
+  std::atomic<bool> pending{false};
+  graph::ValueRef pending_ref;
 };
 
 StorageData& StorageOf(const at::Tensor& t);

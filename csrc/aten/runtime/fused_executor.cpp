@@ -1,0 +1,305 @@
+#include "aten/runtime/fused_executor.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "aten/runtime/eager_mode.h"
+#include "aten/runtime/errors.h"
+#include "aten/runtime/runtime.h"
+
+namespace torchtpu::aten {
+namespace {
+
+// One device's pending graph. Recursive: a cut may run while a node is being
+// recorded (the node bound), and freeing a storage inside a cut forgets it.
+struct PendingGraph {
+  std::recursive_mutex mu;
+  graph::FusedGraph graph;
+  std::vector<std::shared_ptr<pjrt::Buffer>> inputs;  // program arguments
+  std::vector<uint64_t> input_sources;                // StorageData::id; 0: a scalar
+  std::unordered_map<const pjrt::Buffer*, int> input_of;
+  std::unordered_set<StorageData*> holders;           // storages holding a pending value
+};
+
+std::vector<std::unique_ptr<PendingGraph>>& Graphs() {
+  static std::vector<std::unique_ptr<PendingGraph>> graphs = [] {
+    std::vector<std::unique_ptr<PendingGraph>> g;
+    for (int i = 0; i < Runtime::Get().device_count(); ++i) g.push_back(std::make_unique<PendingGraph>());
+    return g;
+  }();
+  return graphs;
+}
+
+PendingGraph& GraphOf(int device) { return *Graphs().at(device); }
+
+std::atomic<int64_t> g_nodes_recorded{0};
+std::atomic<int64_t> g_cuts{0};
+thread_local CutObserver t_observer;
+
+std::mutex g_log_mu;
+bool g_log_on = false;
+std::vector<CutLogEntry> g_log;
+
+uint64_t Fnv1a(const std::string& bytes) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+int AddInput(PendingGraph& g, std::shared_ptr<pjrt::Buffer> buffer, uint64_t source, const hlo::TensorType& type) {
+  if (source != 0) {
+    auto it = g.input_of.find(buffer.get());
+    if (it != g.input_of.end()) return it->second;
+  }
+  int index = g.graph.AddInput(type);
+  if (source != 0) g.input_of.emplace(buffer.get(), index);
+  g.inputs.push_back(std::move(buffer));
+  g.input_sources.push_back(source);
+  return index;
+}
+
+void MarkPending(PendingGraph& g, StorageData& s, graph::ValueRef ref, hlo::DType dtype) {
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.buffer.reset();  // a graph input if it was read: then the graph holds it
+    s.dtype = dtype;
+  }
+  s.pending_ref = ref;
+  s.pending.store(true);
+  g.holders.insert(&s);
+}
+
+// Forgets everything recorded; storages still pending read as zeros from now
+// on (only after a failed cut, whose error the caller is raising).
+void Reset(PendingGraph& g) {
+  for (StorageData* s : g.holders) s->pending.store(false);
+  g.holders.clear();
+  g.graph.Clear();
+  g.inputs.clear();
+  g.input_sources.clear();
+  g.input_of.clear();
+}
+
+// Donation: an input that only the graph still holds (its storage was
+// overwritten or freed) gives its memory to an output of its type —
+// preferably the new value of the storage it was read from, so an in-place
+// update stays in place.
+std::vector<int> ChooseDonations(const PendingGraph& g, const std::vector<graph::ValueRef>& outputs,
+                                 const std::map<uint64_t, int>& output_of_storage) {
+  std::vector<int> donate(g.inputs.size(), -1);
+  std::vector<bool> taken(outputs.size(), false);
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    if (g.inputs[i].use_count() != 1) continue;
+    const hlo::TensorType& type = g.graph.input_type(static_cast<int>(i));
+    if (type.rank() != 1) continue;
+    int chosen = -1;
+    auto own = output_of_storage.find(g.input_sources[i]);
+    if (own != output_of_storage.end() && !taken[own->second] &&
+        g.graph.FlatType(outputs[own->second]) == type) {
+      chosen = own->second;
+    }
+    for (size_t o = 0; chosen < 0 && o < outputs.size(); ++o) {
+      if (!taken[o] && g.graph.FlatType(outputs[o]) == type) chosen = static_cast<int>(o);
+    }
+    if (chosen >= 0) {
+      donate[i] = chosen;
+      taken[chosen] = true;
+    }
+  }
+  return donate;
+}
+
+[[noreturn]] void RaiseCompileError(PendingGraph& g, int device, const graph::LoweringError& e) {
+  // Point at the op: compile the nodes one by one; the first that fails
+  // raises naming it, with its shapes and dtypes.
+  Runtime& rt = Runtime::Get();
+  for (int n = 0; n < g.graph.num_nodes(); ++n) {
+    const graph::Node& node = g.graph.node(n);
+    GuardLowering(node, [&]() -> graph::CacheEntry& { return rt.cache().Get(node, device); });
+  }
+  RaiseLoweringError(e);
+}
+
+void CutLocked(int device, PendingGraph& g, CutReason reason) {
+  if (g.graph.empty()) return;
+  try {
+    // Outputs: the values of the live pending storages, in graph order.
+    std::vector<std::pair<graph::ValueRef, StorageData*>> live;
+    for (StorageData* s : g.holders) live.emplace_back(s->pending_ref, s);
+    std::sort(live.begin(), live.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    CutRecord record;
+    std::vector<graph::ValueRef> outputs;
+    std::map<uint64_t, int> output_of_storage;
+    for (const auto& [ref, s] : live) {
+      if (outputs.empty() || !(outputs.back() == ref)) {
+        outputs.push_back(ref);
+        record.output_storages.emplace_back();
+      }
+      record.output_storages.back().push_back(s);
+      output_of_storage[s->id] = static_cast<int>(outputs.size() - 1);
+    }
+    std::vector<int> donate = ChooseDonations(g, outputs, output_of_storage);
+    std::string key = g.graph.Key(outputs, donate);
+
+    Runtime& rt = Runtime::Get();
+    graph::CacheEntry* entry = nullptr;
+    try {
+      entry = &rt.cache().GetOrCompile(key, device, [&] { return g.graph.Describe(); },
+                                       [&] { return g.graph.Lower(outputs, donate); });
+    } catch (const graph::LoweringError& e) {
+      RaiseCompileError(g, device, e);
+    } catch (const pjrt::Error& e) {
+      RaiseDeviceError(g.graph.Describe(), e);
+    }
+    std::vector<pjrt::Buffer*> args;
+    args.reserve(g.inputs.size());
+    for (auto& b : g.inputs) args.push_back(b.get());
+    graph::Launch launch;
+    try {
+      launch = graph::Execute(*entry, args);
+    } catch (const pjrt::Error& e) {
+      RaiseDeviceError(g.graph.Describe(), e);
+    }
+    rt.Track(device, std::move(launch.done));
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      std::shared_ptr<pjrt::Buffer> buffer(std::move(launch.results.at(o)));
+      for (StorageData* s : record.output_storages[o]) {
+        std::lock_guard<std::mutex> lock(s->mu);
+        s->buffer = buffer;
+        s->pending.store(false);
+      }
+    }
+    g.holders.clear();
+    g_cuts.fetch_add(1);
+    {
+      std::lock_guard<std::mutex> lock(g_log_mu);
+      if (g_log_on) g_log.push_back(CutLogEntry{Fnv1a(key), g.graph.num_nodes(), device, reason});
+    }
+    if (t_observer) {
+      record.entry = entry;
+      record.device = device;
+      record.inputs = g.inputs;
+      for (int i = 0; i < g.graph.num_inputs(); ++i) record.input_types.push_back(g.graph.input_type(i));
+      record.input_sources = g.input_sources;
+      record.donate = donate;
+      record.nodes = g.graph.num_nodes();
+      t_observer(record, reason);
+    }
+    Reset(g);
+  } catch (...) {
+    Reset(g);
+    throw;
+  }
+}
+
+}  // namespace
+
+const char* CutReasonName(CutReason reason) {
+  switch (reason) {
+    case CutReason::kRead: return "read";
+    case CutReason::kSynchronize: return "synchronize";
+    case CutReason::kExplicit: return "explicit";
+    case CutReason::kOptimizerStep: return "optimizer_step";
+    case CutReason::kMaxNodes: return "max_nodes";
+    case CutReason::kFallback: return "fallback";
+    case CutReason::kModeChange: return "mode_change";
+    case CutReason::kReinterpret: return "reinterpret";
+    case CutReason::kCapture: return "capture";
+  }
+  return "unknown";
+}
+
+void RecordNode(int device, const NodeRecord& r) {
+  PendingGraph& g = GraphOf(device);
+  std::lock_guard<std::recursive_mutex> lock(g.mu);
+  const graph::Node& node = *r.node;
+  // A pending value read as another element type needs its bytes: cut first.
+  for (size_t i = 0; i < node.args.size(); ++i) {
+    StorageData* s = r.arg_storages[i];
+    if (s && s->pending.load() && s->dtype != node.args[i].dtype) {
+      CutLocked(device, g, CutReason::kReinterpret);
+      break;
+    }
+  }
+  std::vector<graph::ValueRef> refs(node.args.size());
+  for (size_t i = 0; i < node.args.size(); ++i) {
+    StorageData* s = r.arg_storages[i];
+    if (!s) {
+      refs[i] = graph::ValueRef{-1, AddInput(g, r.scalar_buffers.at(i), 0, node.args[i])};
+    } else if (s->pending.load()) {
+      refs[i] = s->pending_ref;
+    } else {
+      refs[i] = graph::ValueRef{-1, AddInput(g, BufferAs(*s, node.args[i].dtype), s->id, node.args[i])};
+    }
+  }
+  int n = g.graph.AddNode(node, std::move(refs), r.result_types);
+  const int writes = static_cast<int>(node.writes.size());
+  for (int w = 0; w < writes; ++w) {
+    MarkPending(g, *r.write_targets.at(w), graph::ValueRef{n, w}, node.writes[w].base.dtype);
+  }
+  for (size_t i = 0; i < r.output_storages.size(); ++i) {
+    const int index = writes + static_cast<int>(i);
+    MarkPending(g, *r.output_storages[i], graph::ValueRef{n, index}, r.result_types.at(index).dtype);
+  }
+  g_nodes_recorded.fetch_add(1, std::memory_order_relaxed);
+  if (g.graph.num_nodes() >= FuseMaxNodes()) CutLocked(device, g, CutReason::kMaxNodes);
+}
+
+void Cut(int device, CutReason reason) {
+  if (!Runtime::Initialized()) return;
+  PendingGraph& g = GraphOf(device);
+  std::lock_guard<std::recursive_mutex> lock(g.mu);
+  CutLocked(device, g, reason);
+}
+
+void CutAll(CutReason reason) {
+  if (!Runtime::Initialized()) return;
+  for (int d = 0; d < static_cast<int>(Graphs().size()); ++d) Cut(d, reason);
+}
+
+void MaterializeIfPending(StorageData& s) {
+  if (!s.pending.load()) return;
+  PendingGraph& g = GraphOf(s.device);
+  std::lock_guard<std::recursive_mutex> lock(g.mu);
+  if (s.pending.load()) CutLocked(s.device, g, CutReason::kRead);
+}
+
+void ForgetPending(StorageData& s) {
+  PendingGraph& g = GraphOf(s.device);
+  std::lock_guard<std::recursive_mutex> lock(g.mu);
+  if (g.holders.erase(&s)) s.pending.store(false);
+}
+
+void SetCutObserver(CutObserver observer) { t_observer = std::move(observer); }
+
+FusedStats GetFusedStats() {
+  FusedStats stats;
+  stats.nodes_recorded = g_nodes_recorded.load();
+  stats.cuts = g_cuts.load();
+  if (Runtime::Initialized()) {
+    for (auto& g : Graphs()) {
+      std::lock_guard<std::recursive_mutex> lock(g->mu);
+      stats.nodes_pending += g->graph.num_nodes();
+    }
+  }
+  return stats;
+}
+
+void SetCutLogging(bool on) {
+  std::lock_guard<std::mutex> lock(g_log_mu);
+  g_log_on = on;
+  g_log.clear();
+}
+
+std::vector<CutLogEntry> CutLog() {
+  std::lock_guard<std::mutex> lock(g_log_mu);
+  return g_log;
+}
+
+}  // namespace torchtpu::aten
