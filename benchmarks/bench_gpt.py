@@ -54,6 +54,12 @@ from typing import Callable
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 import torch  # noqa: E402
 
+try:  # before any backward pass: autograd sizes its device queues on first use
+    import torchtpu as _tt
+    _TT_ERROR = None
+except Exception as _e:  # noqa: BLE001
+    _tt, _TT_ERROR = None, f"{type(_e).__name__}: {_e}"
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
 sys.path.insert(0, HERE)
@@ -84,11 +90,8 @@ NA = "n/a (not available in this build)"
 # --------------------------------------------------------------------------- torchtpu probing
 
 def _torchtpu():
-    """torchtpu, or None with the reason; a rebuild in progress shows here as an ImportError."""
-    try:
-        return importlib.import_module("torchtpu"), None
-    except Exception as e:  # noqa: BLE001
-        return None, f"{type(e).__name__}: {e}"
+    """torchtpu, or None with the reason (a rebuild in progress shows here)."""
+    return _tt, _TT_ERROR
 
 
 def _experimental():
