@@ -34,6 +34,14 @@ if ! $V/python -c "import torch, xla_plugins.xla_cpu_pjrt, scikit_build_core, py
   $V/pip install -q torch==2.13.0 xla-cpu-pjrt numpy pytest expecttest "scikit-build-core>=0.10"
 fi
 
+# The model-coverage tests (tests/test_model_coverage.py, tests/test_support_cli.py)
+# need transformers, timm and torchvision; torch stays pinned in the same
+# command, and torchvision is the release built for torch 2.13 (0.28.0).
+if ! $V/python -c "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in ('transformers', 'timm', 'torchvision', 'tokenizers')))" 2>/dev/null; then
+  echo "setup: installing transformers, timm and torchvision into .venv"
+  $V/pip install -q torch==2.13.0 "transformers>=5,<6" timm torchvision==0.28.0
+fi
+
 echo "setup: building torchtpu (incremental)"
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
 # Paths relative to the checkout, so ccache hits across clones.

@@ -143,6 +143,7 @@ def _meta_params(build, key: str, names: list[str], cache_name: str) -> dict[str
 
 
 def timm_specs() -> list[dict]:
+    S.ensure_torchvision()  # timm imports torchvision
     import timm
     names = timm.list_models()
     params = _meta_params(lambda n: timm.create_model(n, pretrained=False, num_classes=10), timm.__version__, names,
@@ -487,6 +488,9 @@ def main(argv=None) -> int:
             if src in sources:
                 got = fn()
                 specs += got[: args.limit] if args.limit else got
+    if not args.fast and not args.models:  # the full run includes the CI subset
+        keys = {S.model_key(s) for s in specs}
+        specs += [spec_of(*m) for m in FAST_MODELS if f"{m[0]}/{m[1]}" not in keys]
     if args.models:
         wanted = set(args.models.split(","))
         pool = specs if not args.fast else specs
