@@ -14,10 +14,9 @@
 #include "lower/lower_util.h"
 #include "graph/lowering.h"
 
-namespace torchtpu::aten {
+namespace torchtpu::lower {
 namespace {
 
-using namespace lower;
 
 struct Geometry {
   std::vector<int64_t> stride, padding, dilation, output_padding;
@@ -163,4 +162,4 @@ REGISTER_LOWERING("conv", LowerConv);
 REGISTER_LOWERING("conv_backward", LowerConvBackward);
 
 }  // namespace
-}  // namespace torchtpu::aten
+}  // namespace torchtpu::lower

@@ -9,10 +9,9 @@
 #include "lower/lower_util.h"
 #include "graph/lowering.h"
 
-namespace torchtpu::aten {
+namespace torchtpu::lower {
 namespace {
 
-using namespace lower;
 using hlo::Compare;
 using Fn = std::function<Value(Builder&, const graph::Node&, const Values&)>;
 
@@ -342,4 +341,4 @@ const bool registered = RegisterAll();
 
 bool HasElementwiseLowering(const std::string& name) { return Table().count(name) > 0; }
 
-}  // namespace torchtpu::aten
+}  // namespace torchtpu::lower

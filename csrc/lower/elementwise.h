@@ -2,9 +2,9 @@
 
 #include <string>
 
-namespace torchtpu::aten {
+namespace torchtpu::lower {
 
 // True when an elementwise lowering named `ew.<name>` exists.
 bool HasElementwiseLowering(const std::string& name);
 
-}  // namespace torchtpu::aten
+}  // namespace torchtpu::lower

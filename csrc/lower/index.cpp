@@ -7,10 +7,9 @@
 #include "lower/lower_util.h"
 #include "graph/lowering.h"
 
-namespace torchtpu::aten {
+namespace torchtpu::lower {
 namespace {
 
-using namespace lower;
 
 // Wraps negative indices: i < 0 -> i + size.
 Value WrapIndex(Builder& b, Value idx, int64_t size) {
@@ -261,4 +260,4 @@ REGISTER_LOWERING("nonzero", [](Builder& b, const graph::Node& n, const Values& 
 });
 
 }  // namespace
-}  // namespace torchtpu::aten
+}  // namespace torchtpu::lower

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace torchtpu::aten::lower {
+namespace torchtpu::lower {
 
 hlo::Shape BroadcastShapes(const std::vector<hlo::Shape>& shapes) {
   size_t rank = 0;
@@ -64,4 +64,4 @@ DType AccumulateType(DType dtype) {
   return (dtype == DType::kBF16 || dtype == DType::kF16) ? DType::kF32 : dtype;
 }
 
-}  // namespace torchtpu::aten::lower
+}  // namespace torchtpu::lower

@@ -7,7 +7,7 @@
 #include "graph/node.h"
 #include "hlo/builder.h"
 
-namespace torchtpu::aten::lower {
+namespace torchtpu::lower {
 
 using hlo::Builder;
 using hlo::DType;
@@ -38,4 +38,4 @@ Value ReduceWith(Builder& b, Value x, const std::vector<int64_t>& dims, const ch
 // The compute dtype for a reduction of `dtype` (f32 for f16/bf16, as PyTorch accumulates).
 DType AccumulateType(DType dtype);
 
-}  // namespace torchtpu::aten::lower
+}  // namespace torchtpu::lower

@@ -8,10 +8,9 @@
 #include "lower/lower_util.h"
 #include "graph/lowering.h"
 
-namespace torchtpu::aten {
+namespace torchtpu::lower {
 namespace {
 
-using namespace lower;
 using hlo::Compare;
 
 // Elementwise formulas over operands already converted and broadcast; they
@@ -242,4 +241,4 @@ REGISTER_LOWERING("nn.softmax_backward", [](Builder& b, const graph::Node& n, co
 });
 
 }  // namespace
-}  // namespace torchtpu::aten
+}  // namespace torchtpu::lower

@@ -4,10 +4,9 @@
 #include "lower/lower_util.h"
 #include "graph/lowering.h"
 
-namespace torchtpu::aten {
+namespace torchtpu::lower {
 namespace {
 
-using namespace lower;
 using hlo::Compare;
 
 Value ScatterAddRows(Builder& b, Value operand, Value rows, Value updates) {
@@ -51,4 +50,4 @@ REGISTER_LOWERING("nn.embedding_backward", [](Builder& b, const graph::Node& n, 
 });
 
 }  // namespace
-}  // namespace torchtpu::aten
+}  // namespace torchtpu::lower

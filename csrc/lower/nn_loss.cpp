@@ -10,10 +10,9 @@
 #include "lower/lower_util.h"
 #include "graph/lowering.h"
 
-namespace torchtpu::aten {
+namespace torchtpu::lower {
 namespace {
 
-using namespace lower;
 using hlo::Compare;
 
 constexpr int64_t kNone = 0, kMean = 1;
@@ -233,4 +232,4 @@ REGISTER_LOWERING("nn.loss_backward", [](Builder& b, const graph::Node& n, const
 });
 
 }  // namespace
-}  // namespace torchtpu::aten
+}  // namespace torchtpu::lower

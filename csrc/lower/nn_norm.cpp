@@ -14,10 +14,9 @@
 #include "lower/lower_util.h"
 #include "graph/lowering.h"
 
-namespace torchtpu::aten {
+namespace torchtpu::lower {
 namespace {
 
-using namespace lower;
 
 Value Sum(Builder& b, Value x, const std::vector<int64_t>& dims) {
   return ReduceWith(b, x, dims, "add", Literal::Int(0));
@@ -255,4 +254,4 @@ REGISTER_LOWERING("nn.group_norm_backward", [](Builder& b, const graph::Node& n,
 });
 
 }  // namespace
-}  // namespace torchtpu::aten
+}  // namespace torchtpu::lower

@@ -5,10 +5,9 @@
 #include "lower/lower_util.h"
 #include "graph/lowering.h"
 
-namespace torchtpu::aten {
+namespace torchtpu::lower {
 namespace {
 
-using namespace lower;
 using hlo::Compare;
 
 Value F64(Builder& b, Value v) { return b.Reshape(b.Convert(v, DType::kF64), {}); }
@@ -135,4 +134,4 @@ REGISTER_LOWERING("nn.fused_sgd", [](Builder& b, const graph::Node& n, const Val
 });
 
 }  // namespace
-}  // namespace torchtpu::aten
+}  // namespace torchtpu::lower

@@ -20,10 +20,9 @@
 #include "lower/pool_axis.h"
 #include "graph/lowering.h"
 
-namespace torchtpu::aten {
+namespace torchtpu::lower {
 namespace {
 
-using namespace lower;
 using hlo::Compare;
 
 constexpr int64_t kNoIndex = std::numeric_limits<int64_t>::max();
@@ -261,4 +260,4 @@ REGISTER_LOWERING("adaptive_avg_pool2d", LowerAdaptiveAvgPool);
 REGISTER_LOWERING("adaptive_avg_pool2d_backward", LowerAdaptiveAvgPoolBackward);
 
 }  // namespace
-}  // namespace torchtpu::aten
+}  // namespace torchtpu::lower

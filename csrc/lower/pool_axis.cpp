@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace torchtpu::aten::lower {
+namespace torchtpu::lower {
 
 Value TakeAlong(Builder& b, Value x, int64_t dim, const std::vector<int64_t>& idx) {
   const int64_t n = static_cast<int64_t>(idx.size());
@@ -73,4 +73,4 @@ Value BinSumAlong(Builder& b, Value x, int64_t dim, const std::vector<int64_t>& 
   return ReduceWith(b, g, {dim + 1}, "add", Literal::Float(0));
 }
 
-}  // namespace torchtpu::aten::lower
+}  // namespace torchtpu::lower

@@ -7,7 +7,7 @@
 
 #include "lower/lower_util.h"
 
-namespace torchtpu::aten::lower {
+namespace torchtpu::lower {
 
 // x with dimension `dim` replaced by x's rows at `idx` (a gather).
 Value TakeAlong(Builder& b, Value x, int64_t dim, const std::vector<int64_t>& idx);
@@ -21,4 +21,4 @@ Value DivAlong(Builder& b, Value x, int64_t dim, const std::vector<double>& divi
 Value BinSumAlong(Builder& b, Value x, int64_t dim, const std::vector<int64_t>& start,
                   const std::vector<int64_t>& size);
 
-}  // namespace torchtpu::aten::lower
+}  // namespace torchtpu::lower

@@ -8,10 +8,9 @@
 #include "lower/lower_util.h"
 #include "graph/lowering.h"
 
-namespace torchtpu::aten {
+namespace torchtpu::lower {
 namespace {
 
-using namespace lower;
 using hlo::Compare;
 using hlo::TensorType;
 
@@ -295,4 +294,4 @@ REGISTER_LOWERING("rng.dropout_backward", [](Builder& b, const graph::Node& n, c
 });
 
 }  // namespace
-}  // namespace torchtpu::aten
+}  // namespace torchtpu::lower

@@ -8,10 +8,9 @@
 #include "lower/lower_util.h"
 #include "graph/lowering.h"
 
-namespace torchtpu::aten {
+namespace torchtpu::lower {
 namespace {
 
-using namespace lower;
 using hlo::Compare;
 
 hlo::Shape KeptShape(const hlo::Shape& in, const std::vector<int64_t>& dims) {
@@ -225,4 +224,4 @@ REGISTER_LOWERING("softmax", [](Builder& b, const graph::Node& n, const Values& 
 });
 
 }  // namespace
-}  // namespace torchtpu::aten
+}  // namespace torchtpu::lower

@@ -13,10 +13,9 @@
 #include "lower/pool_axis.h"
 #include "graph/lowering.h"
 
-namespace torchtpu::aten {
+namespace torchtpu::lower {
 namespace {
 
-using namespace lower;
 
 // scale <= 0: none given.
 float ScalesValue(double scale, int64_t in, int64_t out) {
@@ -145,4 +144,4 @@ REGISTER_LOWERING("upsample_bilinear2d", LowerBilinear);
 REGISTER_LOWERING("upsample_bilinear2d_backward", LowerBilinearBackward);
 
 }  // namespace
-}  // namespace torchtpu::aten
+}  // namespace torchtpu::lower

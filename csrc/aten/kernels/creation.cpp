@@ -8,16 +8,12 @@
 #include <cmath>
 
 #include "aten/runtime/dtype.h"
-#include "lower/lower_util.h"
 #include "aten/runtime/op_call.h"
 #include "aten/kernels/registry.h"
 #include "aten/runtime/storage.h"
-#include "graph/lowering.h"
 
 namespace torchtpu::aten {
 namespace {
-
-using namespace lower;
 
 at::Tensor& Fill(at::Tensor& self, const c10::Scalar& value) {
   OpCall("copy").Scalar(value, self.scalar_type()).RunInto({self});
@@ -34,15 +30,6 @@ at::Tensor& FillTensor(at::Tensor& self, const at::Tensor& value) {
 }
 
 // arange: start + i * step, computed in double (or int64) like PyTorch's CPU kernel.
-REGISTER_LOWERING("arange", [](Builder& b, const graph::Node& n, const Values& in) {
-  int64_t size = n.IntAttr(0);
-  DType out = static_cast<DType>(n.IntAttr(1));
-  DType acc = in[0].dtype();
-  Value i = b.Iota(hlo::TensorType{acc, {size}}, 0);
-  Value step = b.BroadcastTo(in[1], {size});
-  Value start = b.BroadcastTo(in[0], {size});
-  return Values{b.Convert(b.Add(start, b.Mul(i, step)), out)};
-});
 
 at::Tensor& ArangeOut(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step,
                       at::Tensor& out) {
@@ -73,22 +60,6 @@ at::Tensor& ArangeOut(const c10::Scalar& start, const c10::Scalar& end, const c1
 
 // linspace as PyTorch's CPU kernel: the first half steps up from start, the
 // second half steps down from end, in the output dtype (double for integers).
-REGISTER_LOWERING("linspace", [](Builder& b, const graph::Node& n, const Values& in) {
-  int64_t steps = n.IntAttr(0);
-  DType out = static_cast<DType>(n.IntAttr(1));
-  DType acc = in[0].dtype();
-  hlo::Shape shape{steps};
-  Value start = b.BroadcastTo(in[0], shape), end = b.BroadcastTo(in[1], shape);
-  Value step = b.Div(b.Sub(in[1], in[0]), Scalar(b, static_cast<double>(std::max<int64_t>(steps - 1, 1)), acc));
-  step = b.BroadcastTo(step, shape);
-  Value i = b.Iota(hlo::TensorType{acc, shape}, 0);
-  Value halfway = b.Constant(Literal::Int(steps / 2), acc, shape);
-  Value last = b.Constant(Literal::Int(steps - 1), acc, shape);
-  Value up = b.Add(start, b.Mul(step, i));
-  Value down = b.Sub(end, b.Mul(step, b.Sub(last, i)));
-  Value first_half = b.Cmp(i, halfway, hlo::Compare::kLT);
-  return Values{b.Convert(b.Select(first_half, up, down), out)};
-});
 
 at::Tensor& LinspaceOut(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, at::Tensor& out) {
   TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
@@ -104,14 +75,6 @@ at::Tensor& LinspaceOut(const c10::Scalar& start, const c10::Scalar& end, int64_
       .RunInto({out});
   return out;
 }
-
-REGISTER_LOWERING("eye", [](Builder& b, const graph::Node& n, const Values&) {
-  int64_t rows = n.IntAttr(0), cols = n.IntAttr(1);
-  DType out = static_cast<DType>(n.IntAttr(2));
-  hlo::TensorType t{DType::kI64, {rows, cols}};
-  Value eq = b.Cmp(b.Iota(t, 0), b.Iota(t, 1), hlo::Compare::kEQ);
-  return Values{b.Convert(eq, out)};
-});
 
 at::Tensor& EyeOut(int64_t n, int64_t m, at::Tensor& out) {
   TORCH_CHECK(n >= 0 && m >= 0, "n and m must be greater or equal to 0, got ", n, " and ", m);

@@ -6,24 +6,13 @@
 #include <ATen/native/TypeProperties.h>
 
 #include "aten/runtime/dtype.h"
-#include "lower/lower_util.h"
 #include "aten/runtime/op_call.h"
 #include "aten/kernels/registry.h"
-#include "graph/lowering.h"
 
 namespace torchtpu::aten {
 namespace {
 
-using namespace lower;
-
 // attrs: 0 dim, 1 result dtype
-REGISTER_LOWERING("cat", [](Builder& b, const graph::Node& n, const Values& in) {
-  int64_t dim = n.IntAttr(0);
-  DType out = static_cast<DType>(n.IntAttr(1));
-  Values xs;
-  for (const Value& v : in) xs.push_back(b.Convert(v, out));
-  return Values{b.Concatenate(xs, dim)};
-});
 
 at::Tensor CatImpl(const at::ITensorListRef& tensors, int64_t dim, at::Tensor* out) {
   std::vector<at::Tensor> list(tensors.begin(), tensors.end());
@@ -75,10 +64,6 @@ at::Tensor& CatOut(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& o
   return out;
 }
 
-REGISTER_LOWERING("flip", [](Builder& b, const graph::Node& n, const Values& in) {
-  return Values{b.Reverse(in[0], n.IntsAttr(0))};
-});
-
 std::vector<int64_t> WrapDims(const at::Tensor& self, c10::IntArrayRef dims) {
   std::vector<int64_t> out;
   for (int64_t d : dims) out.push_back(c10::maybe_wrap_dim(d, std::max<int64_t>(self.dim(), 1)));
@@ -98,25 +83,6 @@ at::Tensor& FlipOut(const at::Tensor& self, c10::IntArrayRef dims, at::Tensor& o
 }
 
 // attrs: 0 shifts, 1 dims (empty: roll the flattened tensor)
-REGISTER_LOWERING("roll", [](Builder& b, const graph::Node& n, const Values& in) {
-  const auto& shifts = n.IntsAttr(0);
-  const auto& dims = n.IntsAttr(1);
-  Value x = in[0];
-  hlo::Shape shape = x.shape();
-  std::vector<int64_t> ds = dims;
-  if (ds.empty()) {
-    x = b.Reshape(x, {x.type.numel()});
-    ds = {0};
-  }
-  for (size_t i = 0; i < ds.size(); ++i) {
-    int64_t d = ds[i], len = x.shape()[d];
-    if (len == 0) continue;
-    int64_t s = ((shifts[i] % len) + len) % len;
-    if (s == 0) continue;
-    x = b.Concatenate({b.SliceDim(x, d, len - s, len), b.SliceDim(x, d, 0, len - s)}, d);
-  }
-  return Values{b.Reshape(x, shape)};
-});
 
 at::Tensor Roll(const at::Tensor& self, c10::IntArrayRef shifts, c10::IntArrayRef dims) {
   TORCH_CHECK(!shifts.empty(), "`shifts` required");
@@ -128,17 +94,6 @@ at::Tensor Roll(const at::Tensor& self, c10::IntArrayRef shifts, c10::IntArrayRe
 }
 
 // attrs: 0 upper (triu), 1 diagonal
-REGISTER_LOWERING("triangle", [](Builder& b, const graph::Node& n, const Values& in) {
-  bool upper = n.BoolAttr(0);
-  int64_t diagonal = n.IntAttr(1);
-  Value x = in[0];
-  int64_t r = x.rank();
-  hlo::TensorType t{DType::kI64, x.shape()};
-  Value diff = b.Sub(b.Iota(t, r - 1), b.Iota(t, r - 2));  // col - row
-  Value k = b.Constant(Literal::Int(diagonal), DType::kI64, x.shape());
-  Value keep = b.Cmp(diff, k, upper ? hlo::Compare::kGE : hlo::Compare::kLE);
-  return Values{b.Select(keep, x, b.Constant(Literal::Int(0), x.dtype(), x.shape()))};
-});
 
 OpCall Triangle(bool upper, const at::Tensor& self, int64_t diagonal) {
   TORCH_CHECK(self.dim() >= 2, upper ? "triu" : "tril", ": input tensor must have at least 2 dimensions");

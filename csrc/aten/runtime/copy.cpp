@@ -15,14 +15,9 @@
 #include "aten/runtime/op_call.h"
 #include "aten/runtime/runtime.h"
 #include "aten/runtime/storage.h"
-#include "graph/lowering.h"
 
 namespace torchtpu::aten {
 namespace {
-
-REGISTER_LOWERING("copy", [](hlo::Builder&, const graph::Node&, const std::vector<hlo::Value>& in) {
-  return std::vector<hlo::Value>{in[0]};
-});
 
 bool IsWholeStorage(const at::Tensor& t) {
   StorageData& s = StorageOf(t);
@@ -137,13 +132,6 @@ void ResizeStorageBytes(const c10::Storage& storage, size_t new_nbytes) {
   storage.unsafeGetStorageImpl()->set_data_ptr_noswap(std::move(fresh));
   storage.unsafeGetStorageImpl()->set_nbytes(new_nbytes);
 }
-
-REGISTER_LOWERING("resize_flat", [](hlo::Builder& b, const graph::Node& n, const std::vector<hlo::Value>& in) {
-  int64_t old_numel = in[0].shape()[0], new_numel = n.IntAttr(0);
-  if (new_numel <= old_numel) return std::vector<hlo::Value>{b.SliceDim(in[0], 0, 0, new_numel)};
-  hlo::Value zero = b.Constant(hlo::Literal::Int(0), in[0].dtype(), {});
-  return std::vector<hlo::Value>{b.Pad(in[0], zero, {0}, {new_numel - old_numel}, {0})};
-});
 
 namespace {
 

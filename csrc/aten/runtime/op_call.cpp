@@ -47,6 +47,7 @@ int OpCall::ArgFor(const at::Tensor& t) {
     if (storages_[i] == &s && node_.args[i].dtype == dtype) return static_cast<int>(i);
   }
   buffers_.push_back(nullptr);  // resolved when the node runs: it may be pending
+  keep_alive_.push_back(t.storage());
   node_.args.push_back(hlo::TensorType{dtype, {NumElementsAs(s, dtype)}});
   storages_.push_back(&s);
   return static_cast<int>(node_.args.size() - 1);

@@ -65,6 +65,9 @@ class OpCall {
   int device_ = -1;
   std::vector<std::shared_ptr<pjrt::Buffer>> buffers_;  // one per argument; storages' resolved at launch
   std::vector<StorageData*> storages_;                   // per argument (null: scalar)
+  // The operands' storages stay alive until the node runs: a kernel may pass
+  // a temporary (values.to(device)) whose tensor dies before Run().
+  std::vector<c10::Storage> keep_alive_;
   std::vector<hlo::TensorType> last_types_;              // of the last launch
 };
 

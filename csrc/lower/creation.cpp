@@ -1,0 +1,44 @@
+// Lowerings of the creation family: arange, linspace and eye: iota arithmetic in the accumulation type, converted to the output dtype.
+#include "graph/lowering.h"
+#include "lower/lower_util.h"
+
+namespace torchtpu::lower {
+namespace {
+
+REGISTER_LOWERING("arange", [](Builder& b, const graph::Node& n, const Values& in) {
+  int64_t size = n.IntAttr(0);
+  DType out = static_cast<DType>(n.IntAttr(1));
+  DType acc = in[0].dtype();
+  Value i = b.Iota(hlo::TensorType{acc, {size}}, 0);
+  Value step = b.BroadcastTo(in[1], {size});
+  Value start = b.BroadcastTo(in[0], {size});
+  return Values{b.Convert(b.Add(start, b.Mul(i, step)), out)};
+});
+
+REGISTER_LOWERING("linspace", [](Builder& b, const graph::Node& n, const Values& in) {
+  int64_t steps = n.IntAttr(0);
+  DType out = static_cast<DType>(n.IntAttr(1));
+  DType acc = in[0].dtype();
+  hlo::Shape shape{steps};
+  Value start = b.BroadcastTo(in[0], shape), end = b.BroadcastTo(in[1], shape);
+  Value step = b.Div(b.Sub(in[1], in[0]), Scalar(b, static_cast<double>(std::max<int64_t>(steps - 1, 1)), acc));
+  step = b.BroadcastTo(step, shape);
+  Value i = b.Iota(hlo::TensorType{acc, shape}, 0);
+  Value halfway = b.Constant(Literal::Int(steps / 2), acc, shape);
+  Value last = b.Constant(Literal::Int(steps - 1), acc, shape);
+  Value up = b.Add(start, b.Mul(step, i));
+  Value down = b.Sub(end, b.Mul(step, b.Sub(last, i)));
+  Value first_half = b.Cmp(i, halfway, hlo::Compare::kLT);
+  return Values{b.Convert(b.Select(first_half, up, down), out)};
+});
+
+REGISTER_LOWERING("eye", [](Builder& b, const graph::Node& n, const Values&) {
+  int64_t rows = n.IntAttr(0), cols = n.IntAttr(1);
+  DType out = static_cast<DType>(n.IntAttr(2));
+  hlo::TensorType t{DType::kI64, {rows, cols}};
+  Value eq = b.Cmp(b.Iota(t, 0), b.Iota(t, 1), hlo::Compare::kEQ);
+  return Values{b.Convert(eq, out)};
+});
+
+}  // namespace
+}  // namespace torchtpu::lower
