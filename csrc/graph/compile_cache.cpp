@@ -56,7 +56,10 @@ CacheEntry& CompileCache::GetOrCompile(const std::string& sig, int device,
 }
 
 std::vector<hlo::TensorType> CompileCache::ResultTypes(const Node& node) {
-  std::string key = Signature(node);
+  return ResultTypes(node, Signature(node));
+}
+
+std::vector<hlo::TensorType> CompileCache::ResultTypes(const Node& node, const std::string& key) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = types_.find(key);
@@ -64,7 +67,7 @@ std::vector<hlo::TensorType> CompileCache::ResultTypes(const Node& node) {
   }
   std::vector<hlo::TensorType> types = LowerNode(node).result_types;
   std::lock_guard<std::mutex> lock(mu_);
-  types_.emplace(std::move(key), types);
+  types_.emplace(key, types);
   return types;
 }
 

@@ -50,6 +50,8 @@ class CompileCache {
                            const std::function<Program()>& lower);
   // Result types of `node`, from the cache or by lowering alone (no compile).
   std::vector<hlo::TensorType> ResultTypes(const Node& node);
+  // The same when the caller already has the node's Signature.
+  std::vector<hlo::TensorType> ResultTypes(const Node& node, const std::string& signature);
 
   std::vector<CacheStats> Stats() const;
   int64_t hits() const { return hits_; }

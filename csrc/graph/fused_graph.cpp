@@ -29,12 +29,18 @@ int FusedGraph::AddInput(const hlo::TensorType& type) {
 }
 
 int FusedGraph::AddNode(Node node, std::vector<ValueRef> args, std::vector<hlo::TensorType> result_types) {
+  std::string signature = Signature(node);
+  return AddNode(std::move(node), std::move(args), std::move(result_types), signature);
+}
+
+int FusedGraph::AddNode(Node node, std::vector<ValueRef> args, std::vector<hlo::TensorType> result_types,
+                        const std::string& signature) {
   if (args.size() != node.args.size()) {
     throw std::invalid_argument("FusedGraph::AddNode: " + std::to_string(args.size()) +
                                 " argument values for " + node.Describe());
   }
   AppendInt(signature_, kNodeTag);
-  signature_ += Signature(node);
+  signature_ += signature;
   for (const ValueRef& v : args) {
     AppendInt(signature_, v.node);
     AppendInt(signature_, v.index);

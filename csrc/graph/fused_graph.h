@@ -31,6 +31,9 @@ class FusedGraph {
   // Records `node`; argument i of the node is `args[i]`. `result_types` are
   // the node's logical result types (LowerNode's). Returns the node's index.
   int AddNode(Node node, std::vector<ValueRef> args, std::vector<hlo::TensorType> result_types);
+  // The same with the node's Signature already computed (saves building it twice).
+  int AddNode(Node node, std::vector<ValueRef> args, std::vector<hlo::TensorType> result_types,
+              const std::string& signature);
 
   int num_inputs() const { return static_cast<int>(inputs_.size()); }
   int num_nodes() const { return static_cast<int>(nodes_.size()); }

@@ -238,7 +238,7 @@ void RecordNode(int device, const NodeRecord& r) {
       refs[i] = graph::ValueRef{-1, AddInput(g, BufferAs(*s, node.args[i].dtype), s->id, node.args[i])};
     }
   }
-  int n = g.graph.AddNode(node, std::move(refs), r.result_types);
+  int n = g.graph.AddNode(node, std::move(refs), r.result_types, *r.signature);
   const int writes = static_cast<int>(node.writes.size());
   for (int w = 0; w < writes; ++w) {
     MarkPending(g, *r.write_targets.at(w), graph::ValueRef{n, w}, node.writes[w].base.dtype);

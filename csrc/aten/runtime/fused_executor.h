@@ -36,6 +36,7 @@ const char* CutReasonName(CutReason reason);
 // the node's unwritten outputs land in `output_storages`, fresh storages.
 struct NodeRecord {
   const graph::Node* node = nullptr;
+  const std::string* signature = nullptr;  // graph::Signature(*node)
   std::vector<StorageData*> arg_storages;
   std::vector<std::shared_ptr<pjrt::Buffer>> scalar_buffers;
   std::vector<hlo::TensorType> result_types;

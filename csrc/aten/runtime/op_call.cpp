@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 #include "aten/runtime/device.h"
 #include "aten/runtime/dtype.h"
@@ -13,6 +15,7 @@
 #include "aten/runtime/errors.h"
 #include "aten/runtime/runtime.h"
 #include "aten/runtime/storage.h"
+#include "graph/signature.h"
 
 namespace torchtpu::aten {
 
@@ -109,11 +112,59 @@ std::vector<hlo::TensorType> OpCall::ResultTypes() {
   return GuardLowering(node_, [&] { return Runtime::Get().cache().ResultTypes(node_); });
 }
 
+std::vector<hlo::TensorType> OpCall::ResultTypesFor(const std::string& signature) {
+  return GuardLowering(node_, [&] { return Runtime::Get().cache().ResultTypes(node_, signature); });
+}
+
+namespace {
+
+// Device copies of runtime scalars, by (device, dtype, bytes): programs only
+// read them (a rank-0 argument is never donated), so one upload serves every
+// op that passes the same value — `x * 0.5` in a loop uploads 0.5 once.
+class ScalarBuffers {
+ public:
+  std::shared_ptr<pjrt::Buffer> Get(int device, hlo::DType dtype, const unsigned char* bytes) {
+    Key key{device, static_cast<int>(dtype), 0};
+    std::memcpy(&key.bits, bytes, sizeof key.bits);
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = buffers_.find(key);
+    if (it != buffers_.end()) return it->second;
+    if (buffers_.size() >= kMaxEntries) buffers_.clear();  // bounded; rarely hit
+    Runtime& rt = Runtime::Get();
+    std::shared_ptr<pjrt::Buffer> buffer =
+        rt.client().BufferFromHost(bytes, ToPjrt(dtype), {}, rt.device(device));
+    buffers_.emplace(key, buffer);
+    return buffer;
+  }
+
+ private:
+  struct Key {
+    int device;
+    int dtype;
+    uint64_t bits;
+    bool operator==(const Key& o) const { return device == o.device && dtype == o.dtype && bits == o.bits; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<uint64_t>()(k.bits) ^ (static_cast<size_t>(k.device) << 48) ^
+             (static_cast<size_t>(k.dtype) << 40);
+    }
+  };
+  static constexpr size_t kMaxEntries = 4096;
+  std::mutex mu_;
+  std::unordered_map<Key, std::shared_ptr<pjrt::Buffer>, KeyHash> buffers_;
+};
+
+ScalarBuffers& Scalars() {
+  static ScalarBuffers* scalars = new ScalarBuffers;  // never destroyed: buffers outlive statics
+  return *scalars;
+}
+
+}  // namespace
+
 void OpCall::UploadScalars() {
-  Runtime& rt = Runtime::Get();
   for (const PendingScalar& p : pending_scalars_) {
-    buffers_[p.arg] = rt.client().BufferFromHost(p.bytes, ToPjrt(node_.args[p.arg].dtype), {},
-                                                 rt.device(device_));
+    buffers_[p.arg] = Scalars().Get(device_, node_.args[p.arg].dtype, p.bytes);
   }
   pending_scalars_.clear();
 }
@@ -177,10 +228,11 @@ std::vector<std::shared_ptr<pjrt::Buffer>> OpCall::Launch() {
 }
 
 void OpCall::Record(const std::vector<StorageData*>& write_targets, const std::vector<at::Tensor>& outputs,
-                    const std::vector<hlo::TensorType>& types) {
+                    const std::vector<hlo::TensorType>& types, const std::string& signature) {
   UploadScalars();
   NodeRecord r;
   r.node = &node_;
+  r.signature = &signature;
   r.arg_storages = storages_;
   r.scalar_buffers = buffers_;
   r.result_types = types;
@@ -194,12 +246,13 @@ std::vector<at::Tensor> OpCall::Run() {
     if (device_ < 0) device_ = CurrentDevice();
     // The node's result types come from lowering it alone, once per
     // signature: a lowering error surfaces here, naming the op.
-    std::vector<hlo::TensorType> types = ResultTypes();
+    const std::string signature = graph::Signature(node_);
+    std::vector<hlo::TensorType> types = ResultTypesFor(signature);
     std::vector<at::Tensor> outs;
     for (const hlo::TensorType& type : types) {
       outs.push_back(at::empty(type.shape, at::TensorOptions().dtype(ToTorch(type.dtype)).device(TpuDevice(device_))));
     }
-    Record({}, outs, types);
+    Record({}, outs, types, signature);
     return outs;
   }
   auto buffers = Launch();
@@ -236,7 +289,8 @@ void OpCall::RunInto(const std::vector<at::Tensor>& dsts) {
   }
   if (CurrentEagerMode() == EagerMode::kFused) {
     if (device_ < 0) device_ = CurrentDevice();
-    Record(targets, {}, ResultTypes());
+    const std::string signature = graph::Signature(node_);
+    Record(targets, {}, ResultTypesFor(signature), signature);
     return;
   }
   auto buffers = Launch();

@@ -52,7 +52,9 @@ class OpCall {
   std::vector<std::shared_ptr<pjrt::Buffer>> Launch();
   // Fused mode: records the node; results land in `outputs`' storages.
   void Record(const std::vector<StorageData*>& write_targets, const std::vector<at::Tensor>& outputs,
-              const std::vector<hlo::TensorType>& types);
+              const std::vector<hlo::TensorType>& types, const std::string& signature);
+  // Result types by lowering the node alone (cached by its signature).
+  std::vector<hlo::TensorType> ResultTypesFor(const std::string& signature);
   void UploadScalars();
   void CheckLaunch(graph::Launch& launch, const std::vector<hlo::TensorType>& types);
 
