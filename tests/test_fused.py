@@ -53,6 +53,21 @@ def test_ops_are_deferred_until_a_value_is_read(fused):
     torch.testing.assert_close(result, ref)
 
 
+def test_a_repeated_graph_hits_the_cache(fused):
+    x = torch.ones(5, 7).to("tpu")
+
+    def rows():
+        return [r for r in torchtpu.compile_cache_stats()
+                if r["op"].startswith("fused graph of 2 ops: ew.sub(f32[5,7]")]
+
+    (x - 1).mul(3).cpu()
+    assert len(rows()) == 1, torchtpu.compile_cache_stats()
+    hits = rows()[0]["hits"]
+    for i in range(3):
+        torch.testing.assert_close((x - 1).mul(i).cpu(), torch.zeros(5, 7))
+    assert len(rows()) == 1 and rows()[0]["hits"] == hits + 3  # new scalars never recompile
+
+
 def test_cut_points_are_deterministic():
     """The same script yields the same sequence of graph keys twice (each run
     in a fresh process, so nothing is shared but the code)."""

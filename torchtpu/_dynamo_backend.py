@@ -56,16 +56,12 @@ def _region_key(args):
 class _CompiledRegion:
     """One AOT forward or backward graph on tpu (see the module docstring)."""
 
-    _boxed_call = True  # AOTAutograd passes the arguments as one list...
-
     def __init__(self, gm: torch.fx.GraphModule):
         self.gm = gm
         self.replays: dict = {}
         self.not_replayable: dict = {}  # region key -> why
 
-    def __call__(self, *args):
-        # ... except where it calls the backward unboxed, with the tensors.
-        args = list(args[0]) if len(args) == 1 and isinstance(args[0], list) else list(args)
+    def __call__(self, args):
         key = _region_key(args)
         replay = self.replays.get(key) if key is not None else None
         if replay is not None:
@@ -111,7 +107,17 @@ def tpu_backend(gm: torch.fx.GraphModule, example_inputs, **kwargs):
     from torch._dynamo.backends.common import aot_autograd
 
     def compiler(graph: torch.fx.GraphModule, inputs):
-        return _CompiledRegion(graph)
+        region = _CompiledRegion(graph)
+
+        def run(args):
+            return region(list(args))
+
+        # Boxed calling convention: AOTAutograd passes the arguments as one
+        # list. Set on a function (not a class attribute), so the wrappers
+        # AOTAutograd puts around it (functools.wraps copies __dict__) keep it.
+        run._boxed_call = True
+        run.region = region
+        return run
 
     return aot_autograd(fw_compiler=compiler, bw_compiler=compiler,
                         decompositions=_decompositions())(gm, example_inputs, **kwargs)

@@ -42,6 +42,9 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
             "ops without a lowering: run on the CPU (allow), warn once per op, or raise"),
     Setting("TORCHTPU_MEMORY_LIMIT", "0", None, False,
             "bytes per device the allocator may hand out (0: no limit of ours)"),
+    Setting("TORCHTPU_SUPPORT_REPORT", "", None, False,
+            "a local model-support report that `torchtpu support` reads beside the "
+            "committed one and `torchtpu ingest` updates (empty: ~/.cache/torchtpu/support/models.json)"),
     Setting("TORCHTPU_VERBOSE", "0", ("0", "1"), False,
             "1: let the PJRT plugin's start-up log lines through to stderr"),
 ]}
