@@ -49,6 +49,10 @@ def register() -> None:
 
 
 def _cut_after_optimizer_step(optimizer, args, kwargs) -> None:
+    # Inside a torch.compile'd region the step is part of the captured graph:
+    # nothing to cut, and Dynamo would have to break the graph to call _C.
+    if torch.compiler.is_compiling():
+        return
     from . import _C
     if _C._get_eager_mode() == "fused":
         _C._cut(-1, "optimizer_step")
