@@ -12,6 +12,9 @@ using hlo::DType;
 
 namespace {
 
+using testing_plugin::Download;
+using testing_plugin::Upload;
+
 REGISTER_LOWERING("fused_test.mul", [](hlo::Builder& b, const graph::Node&, const std::vector<hlo::Value>& in) {
   return std::vector<hlo::Value>{b.Mul(in[0], b.BroadcastTo(in[1], in[0].shape()))};
 });
@@ -41,17 +44,7 @@ graph::CompileCache& Cache() {
   return cache;
 }
 
-std::unique_ptr<pjrt::Buffer> Upload(const std::vector<float>& data) {
-  auto c = testing_plugin::Client();
-  return c->BufferFromHost(data.data(), pjrt::ElementType::kF32, {static_cast<int64_t>(data.size())},
-                           c->devices()[0]);
-}
 
-std::vector<float> Download(pjrt::Buffer& b, size_t n) {
-  std::vector<float> out(n);
-  b.ToHost(out.data(), n * sizeof(float));
-  return out;
-}
 
 // y = x * w; z = y * y: two nodes, the intermediate y never leaves the program.
 graph::FusedGraph SquareOfProduct(int64_t n) {

@@ -15,6 +15,9 @@ using hlo::DType;
 
 namespace {
 
+using testing_plugin::Download;
+using testing_plugin::Upload;
+
 REGISTER_LOWERING("test.identity", [](hlo::Builder&, const graph::Node&, const std::vector<hlo::Value>& in) {
   return std::vector<hlo::Value>{in[0]};
 });
@@ -52,16 +55,7 @@ graph::CompileCache& Cache() {
   return cache;
 }
 
-std::unique_ptr<pjrt::Buffer> Upload(const std::vector<float>& data) {
-  auto c = testing_plugin::Client();
-  return c->BufferFromHost(data.data(), pjrt::ElementType::kF32, {static_cast<int64_t>(data.size())}, c->devices()[0]);
-}
 
-std::vector<float> Download(pjrt::Buffer& b, size_t n) {
-  std::vector<float> out(n);
-  b.ToHost(out.data(), n * sizeof(float));
-  return out;
-}
 
 }  // namespace
 

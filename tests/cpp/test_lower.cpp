@@ -15,6 +15,9 @@ using hlo::DType;
 
 namespace {
 
+using testing_plugin::Download;
+using testing_plugin::Upload;
+
 graph::CompileCache& Cache() {
   static graph::CompileCache cache(testing_plugin::Client());
   return cache;
@@ -32,18 +35,7 @@ graph::View Dense(std::vector<int64_t> sizes) {
   return v;
 }
 
-std::unique_ptr<pjrt::Buffer> Upload(const std::vector<float>& data) {
-  auto c = testing_plugin::Client();
-  return c->BufferFromHost(data.data(), pjrt::ElementType::kF32, {static_cast<int64_t>(data.size())},
-                           c->devices()[0]);
-}
 
-template <typename T>
-std::vector<T> Download(pjrt::Buffer& b, size_t n) {
-  std::vector<T> out(n);
-  b.ToHost(out.data(), n * sizeof(T));
-  return out;
-}
 
 // Runs `node` on f32 buffers and returns its results.
 std::vector<std::unique_ptr<pjrt::Buffer>> RunNode(const graph::Node& node, const std::vector<std::vector<float>>& args) {
