@@ -1,5 +1,7 @@
 #include "graph/compile_cache.h"
 
+#include <atomic>
+
 #include "graph/signature.h"
 
 namespace torchtpu::graph {
@@ -7,6 +9,12 @@ namespace {
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::atomic<bool> g_profiling{false};
+std::mutex& ProfileMutex() {
+  static std::mutex mu;
+  return mu;
 }
 
 std::string DeviceKey(const std::string& sig, int device) {
@@ -77,6 +85,7 @@ void CompileCache::Build(CacheEntry& entry, const std::string& sig, int device,
       }
       if (entry.executable) {
         entry.compile_seconds = elapsed();
+        executables_->AddHitSeconds(entry.compile_seconds);
         entry.source = "executables";
         return;
       }
@@ -97,6 +106,7 @@ void CompileCache::Build(CacheEntry& entry, const std::string& sig, int device,
       if (DecodeTyped(*payload, &entry.program.result_types, &entry.program.text)) {
         have_program = true;
         entry.source = "programs";
+        programs_->AddHitSeconds(elapsed());
       } else {
         programs_->Reject(program_key, "its payload does not decode");
         entry.program = Program();
@@ -139,9 +149,14 @@ std::vector<hlo::TensorType> CompileCache::ResultTypes(const Node& node, const s
   bool loaded = false;
   EntryKey program_key;
   if (programs_) {
+    auto start = std::chrono::steady_clock::now();
     program_key = ProgramKey(context_, key);
     if (std::optional<std::string> payload = programs_->Load(program_key)) {
       loaded = DecodeTyped(*payload, &program.result_types, &program.text);
+      if (loaded) {
+        programs_->AddHitSeconds(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
       if (!loaded) {
         programs_->Reject(program_key, "its payload does not decode");
         program = Program();
@@ -200,7 +215,9 @@ std::vector<CacheStats> CompileCache::Stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<CacheStats> rows;
   for (const auto& [key, e] : entries_) {
-    rows.push_back({e->description, e->device, e->hits, e->compile_seconds, e->last_use, e->source});
+    std::lock_guard<std::mutex> profile_lock(ProfileMutex());
+    rows.push_back({e->description, e->device, e->hits, e->compile_seconds, e->last_use, e->source,
+                    e->calls, e->device_seconds});
   }
   return rows;
 }
@@ -213,11 +230,23 @@ void CompileCache::Clear() {
   lowerings_ = compiles_ = misses_after_warmup_ = 0;
 }
 
+void SetProfiling(bool on) { g_profiling.store(on); }
+bool Profiling() { return g_profiling.load(std::memory_order_relaxed); }
+
 Launch Execute(CacheEntry& entry, const std::vector<pjrt::Buffer*>& args) {
+  bool profiling = Profiling();
+  auto start = std::chrono::steady_clock::now();
   pjrt::ExecuteResult r = entry.executable->Execute({args});
   Launch launch;
   launch.results = std::move(r.outputs.at(0));
   if (!r.done.empty()) launch.done = std::move(r.done[0]);
+  if (profiling) {
+    if (launch.done) launch.done->Await();
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::lock_guard<std::mutex> lock(ProfileMutex());
+    ++entry.calls;
+    entry.device_seconds += seconds;
+  }
   return launch;
 }
 

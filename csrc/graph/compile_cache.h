@@ -28,6 +28,9 @@ struct CacheEntry {
   double compile_seconds = 0.0;
   double last_use = 0.0;    // seconds since the epoch
   const char* source = "compiled";  // or "executables" / "programs": the disk tier it came from
+  // Filled only while profiling (SetProfiling): launches awaited and timed.
+  int64_t calls = 0;
+  double device_seconds = 0.0;
 };
 
 struct CacheStats {
@@ -37,6 +40,8 @@ struct CacheStats {
   double compile_seconds;
   double last_use;
   std::string source;
+  int64_t calls;
+  double device_seconds;
 };
 
 // Counters of every tier (torchtpu.compile_cache_stats()).
@@ -120,6 +125,10 @@ struct Launch {
   std::vector<std::unique_ptr<pjrt::Buffer>> results;
   std::unique_ptr<pjrt::Event> done;
 };
+// While profiling (`torchtpu profile`), Execute awaits each launch and adds
+// its wall time to the entry: device time as the host sees it.
 Launch Execute(CacheEntry& entry, const std::vector<pjrt::Buffer*>& args);
+void SetProfiling(bool on);
+bool Profiling();
 
 }  // namespace torchtpu::graph

@@ -398,6 +398,11 @@ void DiskTier::EvictIfNeeded(int64_t added) {
   bytes_ = total;
 }
 
+void DiskTier::AddHitSeconds(double seconds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.hit_seconds += seconds;
+}
+
 DiskTierStats DiskTier::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   return stats_;

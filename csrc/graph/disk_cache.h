@@ -77,6 +77,7 @@ struct DiskTierStats {
   int64_t evictions = 0;
   int64_t write_errors = 0;
   int64_t abandoned_temp = 0; // temporary files of writers that died, removed
+  double hit_seconds = 0;     // serving hits: read, verify, decode (and deserialize, executables)
 };
 
 // One file, as the CLI lists and verifies it.
@@ -130,6 +131,8 @@ class DiskTier {
   // plugin rejects it): counted as corrupt, removed.
   void Reject(const EntryKey& key, const std::string& why);
 
+  // The compile cache adds the whole cost of serving a hit.
+  void AddHitSeconds(double seconds);
   DiskTierStats stats() const;
   const std::string& dir() const { return dir_; }
   Kind kind() const { return kind_; }
