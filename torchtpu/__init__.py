@@ -31,3 +31,4 @@ from ._registration import register as _register  # noqa: E402
 _register()
 
 from ._api import compile_cache_stats, fallback_stats, reset_fallback_stats  # noqa: E402,F401
+from ._cache import UnexpectedCompileError  # noqa: E402,F401

@@ -14,5 +14,11 @@ def reset_fallback_stats() -> None:
 
 
 def compile_cache_stats() -> list[dict]:
-    """One row per compiled program: op, device, hits, compile_seconds, last_use."""
-    return list(_C.compile_cache_stats())
+    """One row per compiled program: op, device, hits, compile_seconds,
+    last_use, source (compiled, or the disk tier it came from: programs,
+    executables), calls and device_seconds (while profiling). The list's
+    ``.counters`` holds the counts of every tier: memory hits and misses,
+    lowerings, compiles, per disk tier hits, misses, writes, corrupt and stale
+    entries, evictions, and misses after warmup."""
+    from ._cache import CompileCacheStats, counters
+    return CompileCacheStats(_C.compile_cache_stats(), counters())

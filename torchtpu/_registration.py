@@ -32,6 +32,8 @@ def register() -> None:
         _settings.get_int("TORCHTPU_MEMORY_LIMIT"),
         _settings.get("TORCHTPU_FALLBACK"),
     )
+    from . import _cache  # the persistent compile cache tiers and TORCHTPU_RECOMPILE
+    _cache.configure()
     torch.utils.rename_privateuse1_backend("tpu")
     from . import _device_module
     torch._register_device_module("tpu", _device_module)

@@ -47,6 +47,20 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
             "committed one and `torchtpu ingest` updates (empty: ~/.cache/torchtpu/support/models.json)"),
     Setting("TORCHTPU_VERBOSE", "0", ("0", "1"), False,
             "1: let the PJRT plugin's start-up log lines through to stderr"),
+    # The persistent compile cache (torchtpu/_cache.py). Where entries live and
+    # how many are kept never changes a program, so none is in the key.
+    Setting("TORCHTPU_PROGRAM_CACHE_DIR", "", None, False,
+            "folder of the traced-program disk cache (StableHLO + result types; a hit skips "
+            "lowering); empty: off; 'default': $XDG_CACHE_HOME/torchtpu/programs (~/.cache/...)"),
+    Setting("TORCHTPU_EXECUTABLE_CACHE_DIR", "", None, False,
+            "folder of the native-executable disk cache (PJRT-serialized; a hit skips compiling); "
+            "empty: off; 'default': $XDG_CACHE_HOME/torchtpu/executables (~/.cache/...)"),
+    Setting("TORCHTPU_CACHE_MAX_BYTES", "10737418240", None, False,
+            "size limit of each disk cache tier in bytes; least recently used entries are "
+            "evicted past it (0: no limit)"),
+    Setting("TORCHTPU_RECOMPILE", "off", ("off", "warn", "error"), False,
+            "after torchtpu.experimental.warmup_done(): a new program is ignored (off), "
+            "warned about (warn) or raises torchtpu.UnexpectedCompileError (error)"),
 ]}
 
 

@@ -6,6 +6,11 @@
                                            local report written by ingest)
   torchtpu ingest MODEL [--full]           check a transformers model (hub id, checkpoint folder or
                                            config.json) on tpu against CPU and add it to the local report
+  torchtpu cache info|list|verify|clear [--tier programs|executables]
+                                           the persistent compile cache's folders, entries, checksums
+  torchtpu profile [--json FILE] SCRIPT [ARGS]
+                                           run a script; at exit, its programs by device time,
+                                           compiles after warmup, cache hits, CPU-fallback ops
 """
 from __future__ import annotations
 
@@ -38,6 +43,8 @@ def doctor() -> int:
     print(f"  platform {info.get('platform_name')} {info.get('platform_version')}, "
           f"PJRT C API {info.get('pjrt_api_version')}, StableHLO {info.get('stablehlo_current_version')}")
     print(f"devices: {count} (tpu:0 .. tpu:{count - 1})")
+    from . import _cache_cli  # the persistent compile cache's tiers
+    print("\n".join(_cache_cli.doctor_lines()))
     x = torch.arange(4.0, device="tpu")
     ok = (x + x).cpu().tolist() == [0.0, 2.0, 4.0, 6.0]
     print(f"smoke test (x + x on tpu:0): {'ok' if ok else 'WRONG RESULT'}")
@@ -62,7 +69,11 @@ def main(argv: list[str] | None = None) -> int:
                     "~/.cache/torchtpu/support/models.json)")
     ip.add_argument("--timeout", type=float, default=900, help="seconds for all checks together")
     ip.add_argument("--features", help="comma-separated subset of the features")
+    from . import _cache_cli  # torchtpu cache info|list|verify|clear, torchtpu profile SCRIPT
+    _cache_cli.add_parsers(sub)
     args = parser.parse_args(argv)
+    if args.command in ("cache", "profile"):
+        return _cache_cli.run(args)
     if args.command == "doctor":
         return doctor()
     if args.command == "support":

@@ -30,6 +30,7 @@ __all__ = [
     "EagerMode", "get_eager_mode", "set_eager_mode", "cut", "fused_stats",
     "record_cuts", "set_check_finite", "get_check_finite",
     "set_fuse_max_nodes", "get_fuse_max_nodes",
+    "warmup_done", "warmup_phase", "warmup", "set_recompile_policy",
 ]
 
 
@@ -122,3 +123,6 @@ def set_fuse_max_nodes(n: int) -> None:
 
 def get_fuse_max_nodes() -> int:
     return int(_C._get_fuse_max_nodes())
+
+
+from ._cache import warmup_done, warmup_phase, warmup, set_recompile_policy  # noqa: E402,F401

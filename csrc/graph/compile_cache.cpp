@@ -1,5 +1,7 @@
 #include "graph/compile_cache.h"
 
+#include <atomic>
+
 #include "graph/signature.h"
 
 namespace torchtpu::graph {
@@ -7,6 +9,12 @@ namespace {
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::atomic<bool> g_profiling{false};
+std::mutex& ProfileMutex() {
+  static std::mutex mu;
+  return mu;
 }
 
 std::string DeviceKey(const std::string& sig, int device) {
@@ -25,7 +33,7 @@ CacheEntry& CompileCache::GetOrCompile(const std::string& sig, int device,
                                        const std::function<std::string()>& describe,
                                        const std::function<Program()>& lower) {
   std::string key = DeviceKey(sig, device);
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   auto it = entries_.find(key);
   if (it != entries_.end()) {
     ++hits_;
@@ -33,26 +41,98 @@ CacheEntry& CompileCache::GetOrCompile(const std::string& sig, int device,
     it->second->last_use = Now();
     return *it->second;
   }
+  if (warmup_done_) {
+    ++misses_after_warmup_;
+    if (hook_) {
+      UnexpectedCompileHook hook = hook_;
+      lock.unlock();
+      hook(describe());  // may throw: nothing is compiled then
+      lock.lock();
+      it = entries_.find(key);
+      if (it != entries_.end()) return *it->second;
+    }
+  }
   ++misses_;
   auto entry = std::make_unique<CacheEntry>();
   entry->description = describe();
   entry->device = device;
-  auto start = std::chrono::steady_clock::now();
-  entry->program = lower();
-  pjrt::CompileOptions options;
-  options.device_assignment = {client_->device_id(client_->devices().at(device))};
-  try {
-    entry->executable = client_->Compile(entry->program.text, options);
-  } catch (const pjrt::Error& e) {
-    throw LoweringError("torchtpu: cannot compile " + entry->description + ": " + e.what(),
-                        e.code() == pjrt::ErrorCode::kResourceExhausted);
-  }
-  entry->compile_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Build(*entry, sig, device, lower);
   entry->last_use = Now();
   CacheEntry& ref = *entry;
   entries_.emplace(std::move(key), std::move(entry));
   return ref;
+}
+
+void CompileCache::Build(CacheEntry& entry, const std::string& sig, int device,
+                         const std::function<Program()>& lower) {
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  pjrt::CompileOptions options;
+  options.device_assignment = {client_->device_id(client_->devices().at(device))};
+  EntryKey exe_key;
+  if (executables_) {
+    exe_key = ExecutableKey(context_, sig, options.Serialize());
+    if (std::optional<std::string> payload = executables_->Load(exe_key)) {
+      std::string blob;
+      if (!DecodeTyped(*payload, &entry.program.result_types, &blob)) {
+        executables_->Reject(exe_key, "its payload does not decode");
+      } else {
+        try {
+          entry.executable = client_->Deserialize(blob);
+        } catch (const pjrt::Error& e) {
+          executables_->Reject(exe_key, std::string("the plugin cannot load it (") + e.what() + ")");
+        }
+      }
+      if (entry.executable) {
+        entry.compile_seconds = elapsed();
+        executables_->AddHitSeconds(entry.compile_seconds);
+        entry.source = "executables";
+        return;
+      }
+      entry.program = Program();
+    }
+  }
+  bool have_program = false;
+  auto known = types_.find(sig);
+  if (known != types_.end() && !known->second.program.text.empty()) {
+    entry.program = known->second.program;
+    have_program = true;
+    if (known->second.from_disk) entry.source = "programs";
+  }
+  EntryKey program_key;
+  if (!have_program && programs_) {
+    program_key = ProgramKey(context_, sig);
+    if (std::optional<std::string> payload = programs_->Load(program_key)) {
+      if (DecodeTyped(*payload, &entry.program.result_types, &entry.program.text)) {
+        have_program = true;
+        entry.source = "programs";
+        programs_->AddHitSeconds(elapsed());
+      } else {
+        programs_->Reject(program_key, "its payload does not decode");
+        entry.program = Program();
+      }
+    }
+  }
+  if (!have_program) {
+    entry.program = lower();
+    ++lowerings_;
+    if (programs_) {
+      programs_->Store(program_key, entry.description, elapsed(),
+                       EncodeTyped(entry.program.result_types, entry.program.text));
+    }
+  }
+  try {
+    entry.executable = client_->Compile(entry.program.text, options);
+  } catch (const pjrt::Error& e) {
+    throw LoweringError("torchtpu: cannot compile " + entry.description + ": " + e.what(),
+                        e.code() == pjrt::ErrorCode::kResourceExhausted);
+  }
+  ++compiles_;
+  entry.compile_seconds = elapsed();
+  if (executables_) {
+    executables_->Store(exe_key, entry.description, entry.compile_seconds,
+                        EncodeTyped(entry.program.result_types, entry.executable->Serialize()));
+  }
 }
 
 std::vector<hlo::TensorType> CompileCache::ResultTypes(const Node& node) {
@@ -63,19 +143,81 @@ std::vector<hlo::TensorType> CompileCache::ResultTypes(const Node& node, const s
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = types_.find(key);
-    if (it != types_.end()) return it->second;
+    if (it != types_.end()) return it->second.program.result_types;
   }
-  std::vector<hlo::TensorType> types = LowerNode(node).result_types;
+  Program program;
+  bool loaded = false;
+  EntryKey program_key;
+  if (programs_) {
+    auto start = std::chrono::steady_clock::now();
+    program_key = ProgramKey(context_, key);
+    if (std::optional<std::string> payload = programs_->Load(program_key)) {
+      loaded = DecodeTyped(*payload, &program.result_types, &program.text);
+      if (loaded) {
+        programs_->AddHitSeconds(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
+      if (!loaded) {
+        programs_->Reject(program_key, "its payload does not decode");
+        program = Program();
+      }
+    }
+  }
+  if (!loaded) {
+    program = LowerNode(node);
+    if (programs_) programs_->Store(program_key, node.Describe(), 0, EncodeTyped(program.result_types, program.text));
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  types_.emplace(key, types);
+  if (!loaded) ++lowerings_;
+  // Without the program tier only the types are kept (the text would be
+  // lowered again on a compile, as before the tiers existed).
+  if (!programs_) program.text.clear();
+  std::vector<hlo::TensorType> types = program.result_types;
+  types_.emplace(key, Known{std::move(program), loaded});
   return types;
+}
+
+void CompileCache::ConfigureDisk(std::unique_ptr<DiskTier> programs, std::unique_ptr<DiskTier> executables,
+                                 CacheContext context) {
+  std::lock_guard<std::mutex> lock(mu_);
+  programs_ = std::move(programs);
+  executables_ = std::move(executables);
+  context_ = std::move(context);
+}
+
+void CompileCache::SetWarmupDone(bool done) {
+  std::lock_guard<std::mutex> lock(mu_);
+  warmup_done_ = done;
+}
+
+void CompileCache::SetUnexpectedCompileHook(UnexpectedCompileHook hook) {
+  std::lock_guard<std::mutex> lock(mu_);
+  hook_ = std::move(hook);
+}
+
+CompileCounters CompileCache::Counters() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  CompileCounters c;
+  c.memory_hits = hits_;
+  c.memory_misses = misses_;
+  c.lowerings = lowerings_;
+  c.compiles = compiles_;
+  c.misses_after_warmup = misses_after_warmup_;
+  c.warmup_done = warmup_done_;
+  c.programs_on = programs_ != nullptr;
+  c.executables_on = executables_ != nullptr;
+  if (programs_) { c.programs = programs_->stats(); c.programs_dir = programs_->dir(); }
+  if (executables_) { c.executables = executables_->stats(); c.executables_dir = executables_->dir(); }
+  return c;
 }
 
 std::vector<CacheStats> CompileCache::Stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<CacheStats> rows;
   for (const auto& [key, e] : entries_) {
-    rows.push_back({e->description, e->device, e->hits, e->compile_seconds, e->last_use});
+    std::lock_guard<std::mutex> profile_lock(ProfileMutex());
+    rows.push_back({e->description, e->device, e->hits, e->compile_seconds, e->last_use, e->source,
+                    e->calls, e->device_seconds});
   }
   return rows;
 }
@@ -85,13 +227,26 @@ void CompileCache::Clear() {
   entries_.clear();
   types_.clear();
   hits_ = misses_ = 0;
+  lowerings_ = compiles_ = misses_after_warmup_ = 0;
 }
 
+void SetProfiling(bool on) { g_profiling.store(on); }
+bool Profiling() { return g_profiling.load(std::memory_order_relaxed); }
+
 Launch Execute(CacheEntry& entry, const std::vector<pjrt::Buffer*>& args) {
+  bool profiling = Profiling();
+  auto start = std::chrono::steady_clock::now();
   pjrt::ExecuteResult r = entry.executable->Execute({args});
   Launch launch;
   launch.results = std::move(r.outputs.at(0));
   if (!r.done.empty()) launch.done = std::move(r.done[0]);
+  if (profiling) {
+    if (launch.done) launch.done->Await();
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::lock_guard<std::mutex> lock(ProfileMutex());
+    ++entry.calls;
+    entry.device_seconds += seconds;
+  }
   return launch;
 }
 

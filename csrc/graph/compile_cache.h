@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "graph/disk_cache.h"
 #include "graph/lowering.h"
 #include "graph/node.h"
 #include "pjrt/pjrt.h"
@@ -26,6 +27,10 @@ struct CacheEntry {
   int64_t hits = 0;
   double compile_seconds = 0.0;
   double last_use = 0.0;    // seconds since the epoch
+  const char* source = "compiled";  // or "executables" / "programs": the disk tier it came from
+  // Filled only while profiling (SetProfiling): launches awaited and timed.
+  int64_t calls = 0;
+  double device_seconds = 0.0;
 };
 
 struct CacheStats {
@@ -34,7 +39,28 @@ struct CacheStats {
   int64_t hits;
   double compile_seconds;
   double last_use;
+  std::string source;
+  int64_t calls;
+  double device_seconds;
 };
+
+// Counters of every tier (torchtpu.compile_cache_stats()).
+struct CompileCounters {
+  int64_t memory_hits = 0;
+  int64_t memory_misses = 0;
+  int64_t lowerings = 0;            // programs lowered (not found in memory or the program tier)
+  int64_t compiles = 0;             // programs compiled by the plugin
+  int64_t misses_after_warmup = 0;  // in-memory misses after warmup was declared done
+  bool warmup_done = false;
+  bool programs_on = false, executables_on = false;
+  std::string programs_dir, executables_dir;
+  DiskTierStats programs, executables;
+};
+
+// Called (outside the cache's lock) on an in-memory miss after warmup is
+// declared done, with the program's description; may throw to refuse the
+// compile (TORCHTPU_RECOMPILE=error).
+using UnexpectedCompileHook = std::function<void(const std::string& description)>;
 
 class CompileCache {
  public:
@@ -53,6 +79,15 @@ class CompileCache {
   // The same when the caller already has the node's Signature.
   std::vector<hlo::TensorType> ResultTypes(const Node& node, const std::string& signature);
 
+  // The persistent tiers (either may be null: off) and the key context
+  // (plugin identity, versions, settings) of their entries.
+  void ConfigureDisk(std::unique_ptr<DiskTier> programs, std::unique_ptr<DiskTier> executables,
+                     CacheContext context);
+  const CacheContext& context() const { return context_; }
+  void SetWarmupDone(bool done);
+  void SetUnexpectedCompileHook(UnexpectedCompileHook hook);
+  CompileCounters Counters() const;
+
   std::vector<CacheStats> Stats() const;
   int64_t hits() const { return hits_; }
   int64_t misses() const { return misses_; }
@@ -64,9 +99,24 @@ class CompileCache {
   std::shared_ptr<pjrt::Client> client_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::unique_ptr<CacheEntry>> entries_;
-  std::unordered_map<std::string, std::vector<hlo::TensorType>> types_;
+  // Result types by node signature; with the program tier on, the whole
+  // program (so the compile that usually follows needs no second lowering).
+  struct Known {
+    Program program;
+    bool from_disk = false;
+  };
+  std::unordered_map<std::string, Known> types_;
   int64_t hits_ = 0;
   int64_t misses_ = 0;
+
+  // Fills entry's program and executable: executable tier, else program tier
+  // or lowering, then compile. Called with mu_ held.
+  void Build(CacheEntry& entry, const std::string& sig, int device, const std::function<Program()>& lower);
+  std::unique_ptr<DiskTier> programs_, executables_;
+  CacheContext context_;
+  int64_t lowerings_ = 0, compiles_ = 0, misses_after_warmup_ = 0;
+  bool warmup_done_ = false;
+  UnexpectedCompileHook hook_;
 };
 
 // Runs an entry's executable on its device; returns its results in program
@@ -75,6 +125,10 @@ struct Launch {
   std::vector<std::unique_ptr<pjrt::Buffer>> results;
   std::unique_ptr<pjrt::Event> done;
 };
+// While profiling (`torchtpu profile`), Execute awaits each launch and adds
+// its wall time to the entry: device time as the host sees it.
 Launch Execute(CacheEntry& entry, const std::vector<pjrt::Buffer*>& args);
+void SetProfiling(bool on);
+bool Profiling();
 
 }  // namespace torchtpu::graph

@@ -12,9 +12,73 @@
 #include "aten/runtime/hooks.h"
 #include "aten/kernels/registry.h"
 #include "aten/runtime/runtime.h"
+#include "graph/compile_cache.h"
+
+#include <cstdio>
+#include <mutex>
 
 namespace py = pybind11;
 using namespace torchtpu::aten;
+
+// ---- The persistent compile cache (see the block at the end of the module). ----
+namespace {
+
+struct CacheSetup {
+  std::mutex mu;
+  std::string programs_dir, executables_dir, version, settings, recompile = "off";
+  int64_t max_bytes = 0;
+};
+
+CacheSetup& TheCacheSetup() {
+  static CacheSetup setup;
+  return setup;
+}
+
+// TORCHTPU_RECOMPILE: off installs no hook (the hit path is unchanged);
+// warn/error call torchtpu._cache._on_unexpected_compile, which warns or
+// raises torchtpu.UnexpectedCompileError naming the program and the user's frame.
+void InstallRecompileHook(torchtpu::graph::CompileCache& cache) {
+  std::string mode;
+  {
+    std::lock_guard<std::mutex> lock(TheCacheSetup().mu);
+    mode = TheCacheSetup().recompile;
+  }
+  if (mode == "off") {
+    cache.SetUnexpectedCompileHook(nullptr);
+    return;
+  }
+  cache.SetUnexpectedCompileHook([mode](const std::string& description) {
+    py::gil_scoped_acquire gil;
+    // Throws py::error_already_set (restored as the Python exception by
+    // torch's and pybind's handlers) when the policy is error.
+    py::module_::import("torchtpu._cache").attr("_on_unexpected_compile")(description, mode);
+  });
+}
+
+void ApplyCacheSetup(torchtpu::graph::CompileCache& cache) {
+  using torchtpu::graph::DiskTier;
+  CacheSetup& s = TheCacheSetup();
+  std::unique_ptr<DiskTier> programs, executables;
+  torchtpu::graph::CacheContext context;
+  try {
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (!s.programs_dir.empty()) {
+      programs = std::make_unique<DiskTier>(s.programs_dir, DiskTier::kPrograms, s.max_bytes);
+    }
+    if (!s.executables_dir.empty()) {
+      executables = std::make_unique<DiskTier>(s.executables_dir, DiskTier::kExecutables, s.max_bytes);
+    }
+    context = torchtpu::graph::ContextFor(*cache.client(), s.version, s.settings);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "torchtpu: the persistent compile cache is off: %s\n", e.what());
+    programs.reset();
+    executables.reset();
+  }
+  cache.ConfigureDisk(std::move(programs), std::move(executables), std::move(context));
+  InstallRecompileHook(cache);
+}
+
+}  // namespace
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "torchtpu C++ runtime";
@@ -66,6 +130,9 @@ PYBIND11_MODULE(_C, m) {
       d["hits"] = s.hits;
       d["compile_seconds"] = s.compile_seconds;
       d["last_use"] = s.last_use;
+      d["source"] = s.source;                  // compiled, programs or executables (disk tier)
+      d["calls"] = s.calls;                    // counted while profiling
+      d["device_seconds"] = s.device_seconds;  // likewise
       rows.append(d);
     }
     return rows;
@@ -131,5 +198,89 @@ PYBIND11_MODULE(_C, m) {
       rows.append(d);
     }
     return rows;
+  });
+
+  // ---- The persistent compile cache, warmup and the unexpected-compile
+  // detector (torchtpu/_cache.py, torchtpu/_cache_cli.py). ----
+  m.def("_configure_disk_cache", [](const std::string& programs_dir, const std::string& executables_dir,
+                                    int64_t max_bytes, const std::string& version, const std::string& settings,
+                                    const std::string& recompile) {
+    CacheSetup& setup = TheCacheSetup();
+    {
+      std::lock_guard<std::mutex> lock(setup.mu);
+      setup.programs_dir = programs_dir;
+      setup.executables_dir = executables_dir;
+      setup.max_bytes = max_bytes;
+      setup.version = version;
+      setup.settings = settings;
+      setup.recompile = recompile;
+    }
+    if (Runtime::Initialized()) {
+      ApplyCacheSetup(Runtime::Get().cache());
+    } else {
+      RuntimeConfig c = Runtime::Config();
+      c.on_cache_created = ApplyCacheSetup;
+      Runtime::Configure(c);
+    }
+  });
+  m.def("_set_recompile_policy", [](const std::string& mode) {
+    {
+      std::lock_guard<std::mutex> lock(TheCacheSetup().mu);
+      TheCacheSetup().recompile = mode;
+    }
+    if (Runtime::Initialized()) InstallRecompileHook(Runtime::Get().cache());
+  });
+  m.def("_set_warmup_done", [](bool done) { Runtime::Get().cache().SetWarmupDone(done); });
+  m.def("_compile_counters", []() {
+    py::dict d;
+    if (!Runtime::Initialized()) return d;
+    torchtpu::graph::CompileCounters c = Runtime::Get().cache().Counters();
+    auto tier = [](bool on, const std::string& dir, const torchtpu::graph::DiskTierStats& s) {
+      py::dict t;
+      t["enabled"] = on;
+      t["dir"] = dir;
+      t["hits"] = s.hits;
+      t["misses"] = s.misses;
+      t["writes"] = s.writes;
+      t["corrupt"] = s.corrupt;
+      t["stale"] = s.stale;
+      t["evictions"] = s.evictions;
+      t["write_errors"] = s.write_errors;
+      t["abandoned_temp"] = s.abandoned_temp;
+      t["hit_seconds"] = s.hit_seconds;
+      return t;
+    };
+    py::dict memory;
+    memory["hits"] = c.memory_hits;
+    memory["misses"] = c.memory_misses;
+    d["memory"] = memory;
+    d["programs"] = tier(c.programs_on, c.programs_dir, c.programs);
+    d["executables"] = tier(c.executables_on, c.executables_dir, c.executables);
+    d["lowerings"] = c.lowerings;
+    d["compiles"] = c.compiles;
+    d["misses_after_warmup"] = c.misses_after_warmup;
+    d["warmup_done"] = c.warmup_done;
+    return d;
+  });
+  m.def("_set_profiling", [](bool on) { torchtpu::graph::SetProfiling(on); });
+  m.def("_disk_cache_scan", [](const std::string& dir) {
+    py::list rows;
+    for (const auto& e : torchtpu::graph::DiskTier::Scan(dir)) {
+      py::dict d;
+      d["file"] = e.file;
+      d["tier"] = e.tier;
+      d["description"] = e.description;
+      d["hits"] = e.hits;
+      d["compile_seconds"] = e.compile_seconds;
+      d["last_use"] = e.last_use;
+      d["bytes"] = e.bytes;
+      d["identity"] = e.identity;
+      d["problem"] = e.problem;
+      rows.append(d);
+    }
+    return rows;
+  });
+  m.def("_disk_cache_identity", []() {
+    return Runtime::Get().cache().context().Identity();
   });
 }

@@ -80,6 +80,7 @@ Runtime::Runtime(const RuntimeConfig& config) : memory_limit_(config.memory_limi
   }
   TORCH_CHECK(!client_->devices().empty(), "torchtpu: the PJRT client at ", path, " has no devices");
   cache_ = std::make_unique<graph::CompileCache>(client_);
+  if (config.on_cache_created) config.on_cache_created(*cache_);
   for (size_t i = 0; i < client_->devices().size(); ++i) {
     memory_.push_back(std::make_unique<MemoryCounters>());
   }

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -20,6 +21,9 @@ struct RuntimeConfig {
   int64_t cpu_device_count = 1;              // devices on the CPU plugin
   std::vector<std::string> search_roots;     // site-packages folders to look in
   int64_t memory_limit = 0;                  // bytes per device; 0 = plugin's own
+  // Run once the compile cache exists (the persistent tiers and the
+  // unexpected-compile policy are attached here; see torchtpu/_cache.py).
+  std::function<void(graph::CompileCache&)> on_cache_created;
 };
 
 struct MemoryCounters {
