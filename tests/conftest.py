@@ -10,7 +10,9 @@
 * Every test runs under each execution mode in ``TORCHTPU_TEST_MODES``
   (default ``strict,fused``): the ``eager_mode`` fixture is autouse and
   parametrised, so each test id ends in ``[strict]`` or ``[fused]``. A test
-  that sets a mode itself overrides it inside.
+  that sets a mode itself overrides it inside; a test marked
+  ``mode_independent`` (it runs its own subprocesses, say) is collected once,
+  under the first mode.
 """
 import os
 import sys
@@ -34,6 +36,10 @@ def pytest_configure(config):
         "(otherwise test_ops_* tests fail when torchtpu.fallback_stats() is not empty)")
     config.addinivalue_line(
         "markers",
+        "mode_independent: the test does not depend on the execution mode; it is "
+        "collected once, under the first of TORCHTPU_TEST_MODES")
+    config.addinivalue_line(
+        "markers",
         "needs_tpu: the test checks behaviour of the tpu device itself; skipped "
         "when TORCHTPU_TEST_DEVICE=cpu (the CPU self-check of the suite)")
 
@@ -43,6 +49,13 @@ def pytest_report_header(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    once = [item for item in items
+            if item.get_closest_marker("mode_independent") is not None
+            and getattr(item, "callspec", None) is not None
+            and item.callspec.params.get("eager_mode", _MODES[0]) != _MODES[0]]
+    if once:
+        config.hook.pytest_deselected(items=once)
+        items[:] = [item for item in items if item not in once]
     if not op_check.ON_CPU:
         return
     skip = pytest.mark.skip(

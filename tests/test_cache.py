@@ -21,7 +21,6 @@ import torch
 import torchtpu
 from torchtpu import _cache, _settings
 
-_FIRST_MODE = [m for m in os.environ.get("TORCHTPU_TEST_MODES", "strict,fused").split(",") if m][0]
 
 # A tiny program: elementwise ops, a reduction and a matmul; prints its
 # results and the cache counters as one JSON line.
@@ -36,11 +35,6 @@ print("RESULT " + json.dumps(out))
 _x = torch.arange(12, dtype=torch.float32).reshape(3, 4)
 EXPECTED_Y = (_x * 2 + 1).sum(0).tolist()
 EXPECTED_Z = (_x @ _x.t()).tolist()
-
-
-def _once(eager_mode):
-    if eager_mode != _FIRST_MODE:
-        pytest.skip(f"does not depend on the execution mode; runs once, under [{_FIRST_MODE}]")
 
 
 def run_worker(mode, programs=None, executables=None, extra_env=None, code=WORKER, timeout=180):
@@ -139,8 +133,8 @@ def test_each_tier_works_alone(tmp_path, eager_mode):
     assert not c["programs"]["enabled"]
 
 
+@pytest.mark.mode_independent
 def test_a_setting_in_the_key_selects_other_entries(tmp_path, eager_mode):
-    _once(eager_mode)
     e = str(tmp_path / "e")
     run_worker(eager_mode, executables=e, extra_env={"TORCHTPU_DEVICE_COUNT": "2"})
     n = len(entry_files(e))
@@ -169,8 +163,8 @@ def _truncate(path):
     (lambda f: replace_identity_line(f, "torchtpu", "0.0.1+build.other"), "stale"),
     (lambda f: replace_identity_line(f, "platform_version", "some other plugin"), "stale"),
 ], ids=["flipped_bytes", "truncated", "other_torchtpu_version", "other_plugin_version"])
+@pytest.mark.mode_independent
 def test_damaged_entries_are_detected_recompiled_and_rewritten(tmp_path, eager_mode, damage, counter):
-    _once(eager_mode)
     p, e = str(tmp_path / "p"), str(tmp_path / "e")
     first = run_worker(eager_mode, p, e)
     for d in (p, e):
@@ -192,8 +186,8 @@ def test_damaged_entries_are_detected_recompiled_and_rewritten(tmp_path, eager_m
     assert "other" not in "".join(r["identity"] for r in torchtpu._C._disk_cache_scan(e))
 
 
+@pytest.mark.mode_independent
 def test_half_written_temporary_files_are_ignored_and_removed(tmp_path, eager_mode):
-    _once(eager_mode)
     e = str(tmp_path / "e")
     run_worker(eager_mode, executables=e)
     files = entry_files(e)
@@ -233,8 +227,8 @@ def test_two_processes_fill_one_cache_concurrently(tmp_path, eager_mode):
     assert third["counters"]["compiles"] == 0
 
 
+@pytest.mark.mode_independent
 def test_size_limit_evicts(tmp_path, eager_mode):
-    _once(eager_mode)
     e = str(tmp_path / "e")
     run_worker(eager_mode, executables=e)
     sizes = [os.path.getsize(f) for f in entry_files(e)]
@@ -256,8 +250,8 @@ def _flipped(s):
     return s.default + "_other"
 
 
+@pytest.mark.mode_independent
 def test_flipping_each_setting_in_the_key_changes_it_and_no_other(eager_mode):
-    _once(eager_mode)
     base = dict(os.environ)
     for name in _settings.SETTINGS:
         base.pop(name, None)
@@ -379,8 +373,8 @@ def cli(*args, env=None, timeout=180):
                           text=True, timeout=timeout)
 
 
+@pytest.mark.mode_independent
 def test_cache_cli_info_list_verify_clear(tmp_path, eager_mode):
-    _once(eager_mode)
     p, e = str(tmp_path / "p"), str(tmp_path / "e")
     env = {"TORCHTPU_PROGRAM_CACHE_DIR": p, "TORCHTPU_EXECUTABLE_CACHE_DIR": e}
     run_worker(eager_mode, p, e)
@@ -404,8 +398,8 @@ def test_cache_cli_info_list_verify_clear(tmp_path, eager_mode):
     assert r.returncode == 0 and f"programs: {p}" in r.stdout and "compile cache tiers:" in r.stdout, r.stdout
 
 
+@pytest.mark.mode_independent
 def test_profile_cli_reports_programs_hits_and_fallbacks(tmp_path, eager_mode):
-    _once(eager_mode)
     script = tmp_path / "prog.py"
     script.write_text(
         "import sys, torch\n"

@@ -27,12 +27,8 @@ import model_coverage  # noqa: E402
 # conftest runs every test under each mode of TORCHTPU_TEST_MODES; the
 # subprocess-based tests do not depend on it (the harness checks the fused
 # and compiled modes as features of its own), so they run under the first.
-_FIRST_MODE = [m for m in os.environ.get("TORCHTPU_TEST_MODES", "strict,fused").split(",") if m][0]
 
 
-def _once(eager_mode):
-    if eager_mode != _FIRST_MODE:
-        pytest.skip(f"runs subprocesses that do not depend on the eager mode; run once, under [{_FIRST_MODE}]")
 
 
 def _tiny_llama(tie=False):
@@ -57,8 +53,8 @@ def _tokenizer():
 # --------------------------------------------------------------------------
 # The CI subset
 # --------------------------------------------------------------------------
+@pytest.mark.mode_independent  # runs subprocesses that do not depend on the eager mode
 def test_fast_subset_no_regression(tmp_path, eager_mode):
-    _once(eager_mode)
     out = tmp_path / "fast.json"
     r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "model_coverage.py"), "--fast", "--out", str(out),
                         "--jobs", "2", "--timeout", "240"], capture_output=True, text=True, timeout=1200)
@@ -140,8 +136,8 @@ def test_matrix_cells_and_verdicts():
     assert summary["by_source"]["all"]["gaps"] == 1 and summary["by_source"]["all"]["executed"] == 1
 
 
+@pytest.mark.mode_independent  # runs subprocesses that do not depend on the eager mode
 def test_timeout_and_gap_are_results(eager_mode):
-    _once(eager_mode)
     spec = {"source": "transformers", "name": "LlamaForCausalLM", "task": "causal-lm"}
     res = S.run_isolated(spec, ["forward"], timeout=1.0)
     assert res["status"] == "timeout"

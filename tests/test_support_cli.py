@@ -14,15 +14,9 @@ from torchtpu import _support as S
 
 transformers = pytest.importorskip("transformers", reason="transformers is not installed (scripts/setup.sh installs it)")
 
-_FIRST_MODE = [m for m in os.environ.get("TORCHTPU_TEST_MODES", "strict,fused").split(",") if m][0]
-
-
-@pytest.fixture(autouse=True)
-def _once(request):
-    """The CLI runs in subprocesses, independent of conftest's eager_mode parameter: run once."""
-    mode = request.node.callspec.params.get("eager_mode") if hasattr(request.node, "callspec") else None
-    if mode is not None and mode != _FIRST_MODE:
-        pytest.skip(f"runs the CLI in subprocesses that do not depend on the eager mode; run once, under [{_FIRST_MODE}]")
+# The CLI runs in subprocesses, independent of conftest's eager_mode parameter:
+# each test is collected once.
+pytestmark = pytest.mark.mode_independent
 
 
 def cli(*args, env=None, timeout=600):
