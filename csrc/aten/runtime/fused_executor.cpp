@@ -24,13 +24,15 @@ struct PendingGraph {
   std::unordered_set<StorageData*> holders;           // storages holding a pending value
 };
 
+// Never destroyed, like the runtime: storages freed during interpreter
+// shutdown still forget their pending values here.
 std::vector<std::unique_ptr<PendingGraph>>& Graphs() {
-  static std::vector<std::unique_ptr<PendingGraph>> graphs = [] {
-    std::vector<std::unique_ptr<PendingGraph>> g;
-    for (int i = 0; i < Runtime::Get().device_count(); ++i) g.push_back(std::make_unique<PendingGraph>());
+  static auto* graphs = [] {
+    auto* g = new std::vector<std::unique_ptr<PendingGraph>>;
+    for (int i = 0; i < Runtime::Get().device_count(); ++i) g->push_back(std::make_unique<PendingGraph>());
     return g;
   }();
-  return graphs;
+  return *graphs;
 }
 
 PendingGraph& GraphOf(int device) { return *Graphs().at(device); }
