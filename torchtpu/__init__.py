@@ -13,22 +13,49 @@ def _autoload() -> None:
 
     Defined before `import torch` below: when the user imports torchtpu first,
     that import runs torch's autoload, which finds this module half-built.
-    A failure here warns instead of raising, so a broken torchtpu never breaks
-    `import torch`; `import torchtpu` raises the same error in full.
+    A failure warns instead of raising, so a broken torchtpu or a bad
+    TORCHTPU_* value never breaks `import torch`: the device stays
+    unregistered, and a later `import torchtpu` raises the same error in full.
     """
-    try:
-        from ._registration import register
-        register()
-    except Exception as e:  # noqa: BLE001
-        import warnings
-        warnings.warn(f"torchtpu: the tpu device is unavailable: {e}", RuntimeWarning, stacklevel=2)
+    error = globals().get("_registration_error")
+    if error is None:
+        try:
+            from ._registration import register
+            register()
+            return
+        except Exception as e:  # noqa: BLE001
+            error = e
+    import sys
+    import warnings
+    warnings.warn(f"torchtpu: the tpu device is unavailable: {error}", RuntimeWarning, stacklevel=2)
+    # Forget the half-initialised package (not the loaded extension) so that
+    # `import torchtpu` runs again and raises.
+    for name in [n for n in sys.modules if n == __name__ or n.startswith(__name__ + ".")]:
+        if name != __name__ + "._C":
+            del sys.modules[name]
+
+
+def _imported_by_torch_autoload() -> bool:
+    import sys
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "_import_device_backends":
+            return True
+        frame = frame.f_back
+    return False
 
 
 import torch  # noqa: E402
 
 from ._registration import register as _register  # noqa: E402
 
-_register()
+try:
+    _register()
+    _registration_error = None
+except Exception as _e:  # noqa: BLE001
+    if not _imported_by_torch_autoload():
+        raise
+    _registration_error = _e  # reported by _autoload, which torch calls next
 
 from ._api import compile_cache_stats, fallback_stats, reset_fallback_stats  # noqa: E402,F401
 from ._cache import UnexpectedCompileError  # noqa: E402,F401

@@ -24,6 +24,37 @@ def register() -> None:
     global _registered
     if _registered:
         return
+    # Every value is checked before any reaches the extension.
+    _settings.validate()
+    unknown = _settings.unknown_names()
+    if unknown:
+        import warnings
+        warnings.warn("torchtpu: ignoring environment variables that are no torchtpu setting: "
+                      + ", ".join(unknown), RuntimeWarning, stacklevel=3)
+    configure_runtime()
+    from . import _C
+    torch.utils.rename_privateuse1_backend("tpu")
+    from . import _device_module
+    torch._register_device_module("tpu", _device_module)
+    torch.utils.generate_methods_for_privateuse1_backend(
+        for_tensor=True, for_module=True, for_storage=True)
+    _C._init()
+    _C._set_eager_mode(_settings.get("TORCHTPU_EAGER_MODE"))
+    _C._set_fuse_max_nodes(_settings.get_int("TORCHTPU_FUSE_MAX_NODES"))
+    _C._set_check_finite(_settings.get("TORCHTPU_CHECK_FINITE") == "1")
+    _C._set_index_checks(_settings.get("TORCHTPU_CHECKS") == "on")
+    # The end of an optimizer step is a cut point of fused mode: the update
+    # launches as one program with the backward pass before it.
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+    register_optimizer_step_post_hook(_cut_after_optimizer_step)
+    _registered = True
+
+
+def configure_runtime() -> None:
+    """Hands the device settings to the extension. Run at registration, and
+    again by the extension before it retries a start that failed (a missing
+    or broken plugin), so that changed settings are read then."""
+    _settings.validate()
     from . import _C
     _C._configure(
         _settings.get("TORCHTPU_PLATFORM"),
@@ -34,20 +65,6 @@ def register() -> None:
     )
     from . import _cache  # the persistent compile cache tiers and TORCHTPU_RECOMPILE
     _cache.configure()
-    torch.utils.rename_privateuse1_backend("tpu")
-    from . import _device_module
-    torch._register_device_module("tpu", _device_module)
-    torch.utils.generate_methods_for_privateuse1_backend(
-        for_tensor=True, for_module=True, for_storage=True)
-    _C._init()
-    _C._set_eager_mode(_settings.get("TORCHTPU_EAGER_MODE"))
-    _C._set_fuse_max_nodes(_settings.get_int("TORCHTPU_FUSE_MAX_NODES"))
-    _C._set_check_finite(_settings.get("TORCHTPU_CHECK_FINITE") == "1")
-    # The end of an optimizer step is a cut point of fused mode: the update
-    # launches as one program with the backward pass before it.
-    from torch.optim.optimizer import register_optimizer_step_post_hook
-    register_optimizer_step_post_hook(_cut_after_optimizer_step)
-    _registered = True
 
 
 def _cut_after_optimizer_step(optimizer, args, kwargs) -> None:

@@ -28,7 +28,7 @@ from . import _C
 
 __all__ = [
     "EagerMode", "get_eager_mode", "set_eager_mode", "cut", "fused_stats",
-    "record_cuts", "set_check_finite", "get_check_finite",
+    "record_cuts", "set_check_finite", "get_check_finite", "set_index_checks", "get_index_checks",
     "set_fuse_max_nodes", "get_fuse_max_nodes",
     "warmup_done", "warmup_phase", "warmup", "set_recompile_policy",
 ]
@@ -114,6 +114,17 @@ def set_check_finite(on: bool) -> None:
 
 def get_check_finite() -> bool:
     return bool(_C._get_check_finite())
+
+
+def set_index_checks(on: bool) -> None:
+    """Device-side index range checks (what TORCHTPU_CHECKS sets at start-up).
+    Off: indexing programs leave the check out (a different program, so a
+    compile per op signature the first time)."""
+    _C._set_index_checks(bool(on))
+
+
+def get_index_checks() -> bool:
+    return bool(_C._get_index_checks())
 
 
 def set_fuse_max_nodes(n: int) -> None:

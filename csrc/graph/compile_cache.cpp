@@ -130,8 +130,17 @@ void CompileCache::Build(CacheEntry& entry, const std::string& sig, int device,
   ++compiles_;
   entry.compile_seconds = elapsed();
   if (executables_) {
-    executables_->Store(exe_key, entry.description, entry.compile_seconds,
-                        EncodeTyped(entry.program.result_types, entry.executable->Serialize()));
+    std::string blob;
+    try {
+      blob = entry.executable->Serialize();
+    } catch (const pjrt::Error&) {
+      // A plugin that cannot serialize keeps its programs in memory only;
+      // the compiled executable in hand is still good.
+    }
+    if (!blob.empty()) {
+      executables_->Store(exe_key, entry.description, entry.compile_seconds,
+                          EncodeTyped(entry.program.result_types, blob));
+    }
   }
 }
 

@@ -1,14 +1,81 @@
 // Lowerings of the indexing ops: gathers and scatters built from index
-// tuples. Out-of-range indices are clamped by the device (PyTorch would raise;
-// checking needs a host round trip per op).
+// tuples. The device itself clamps an out-of-range index; when the kernel
+// asks for it (a trailing "check mode" attribute), the program also returns a
+// range check — s64[4]: found (0/1), the first bad index in element order,
+// its dimension and that dimension's size — which the runtime reads at the
+// next host wait and turns into an IndexError (aten/runtime/index_checks.h).
 #include <algorithm>
+#include <limits>
 #include <numeric>
+#include <optional>
 
 #include "lower/lower_util.h"
 #include "graph/lowering.h"
 
 namespace torchtpu::lower {
 namespace {
+
+// Check modes, as the kernels pass them (aten/runtime/index_checks.h).
+constexpr int64_t kCheckOff = 0;
+constexpr int64_t kCheckNonNegative = 1;  // valid: [0, size)
+constexpr int64_t kCheckWrapNegative = 2; // valid: [-size, size)
+
+int64_t CheckMode(const graph::Node& n, size_t attr) {
+  return n.attrs.size() > attr ? n.IntAttr(attr) : kCheckOff;
+}
+
+// The first out-of-range index over every index tensor of one op, as scalars.
+class RangeCheck {
+ public:
+  RangeCheck(Builder& b, int64_t mode) : b_(b), mode_(mode) {}
+
+  void Add(Value idx, int64_t dim, int64_t size) {
+    if (mode_ == kCheckOff || idx.type.numel() == 0) return;
+    const int64_t numel = idx.type.numel();
+    Value flat = b_.Reshape(b_.Convert(idx, DType::kI64), {numel});
+    Value lo = b_.Constant(Literal::Int(mode_ == kCheckWrapNegative ? -size : 0), DType::kI64, {numel});
+    Value hi = b_.Constant(Literal::Int(size), DType::kI64, {numel});
+    Value bad = Or(b_, b_.Cmp(flat, lo, hlo::Compare::kLT), b_.Cmp(flat, hi, hlo::Compare::kGE));
+    // Position of the first bad element (numel when none), then its value.
+    Value iota = b_.Iota(hlo::TensorType{DType::kI64, {numel}}, 0);
+    Value none = b_.Constant(Literal::Int(numel), DType::kI64, {numel});
+    Value first = ReduceWith(b_, b_.Select(bad, iota, none), {0}, "minimum",
+                             Literal::Int(std::numeric_limits<int64_t>::max()));
+    Value at_first = b_.Cmp(iota, b_.BroadcastTo(first, {numel}), hlo::Compare::kEQ);
+    Value value = ReduceWith(b_, b_.Select(at_first, flat, b_.Constant(Literal::Int(0), DType::kI64, {numel})),
+                             {0}, "add", Literal::Int(0));
+    Value found = b_.Cmp(first, b_.Constant(Literal::Int(numel), DType::kI64, {}), hlo::Compare::kLT);
+    Value dim_v = b_.Constant(Literal::Int(dim), DType::kI64, {});
+    Value size_v = b_.Constant(Literal::Int(size), DType::kI64, {});
+    if (!found_) {
+      found_ = found, value_ = value, dim_ = dim_v, size_ = size_v;
+      return;
+    }
+    // An earlier index tensor's failure wins.
+    value_ = b_.Select(*found_, *value_, value);
+    dim_ = b_.Select(*found_, *dim_, dim_v);
+    size_ = b_.Select(*found_, *size_, size_v);
+    found_ = Or(b_, *found_, found);
+  }
+
+  // The op's results, with the check appended when one was asked for.
+  Values Finish(Values results) {
+    if (mode_ == kCheckOff) return results;
+    if (!found_) {
+      results.push_back(b_.Constant(Literal::Int(0), DType::kI64, {4}));
+      return results;
+    }
+    Values parts;
+    for (Value v : {b_.Convert(*found_, DType::kI64), *value_, *dim_, *size_}) parts.push_back(b_.Reshape(v, {1}));
+    results.push_back(b_.Concatenate(parts, 0));
+    return results;
+  }
+
+ private:
+  Builder& b_;
+  int64_t mode_;
+  std::optional<Value> found_, value_, dim_, size_;
+};
 
 
 // Wraps negative indices: i < 0 -> i + size.
@@ -35,6 +102,8 @@ Value DimTuples(Builder& b, Value index, int64_t dim, int64_t rank, int64_t dim_
 REGISTER_LOWERING("index_select", [](Builder& b, const graph::Node& n, const Values& in) {
   int64_t dim = n.IntAttr(0);
   Value x = in[0];
+  RangeCheck check(b, CheckMode(n, 1));
+  check.Add(in[1], dim, x.shape()[dim]);
   Value idx = WrapIndex(b, b.Reshape(in[1], {in[1].type.numel(), 1}), x.shape()[dim]);
   hlo::GatherDims g;
   for (int64_t d = 0; d < x.rank(); ++d) if (d != dim) g.offset_dims.push_back(d);
@@ -43,14 +112,17 @@ REGISTER_LOWERING("index_select", [](Builder& b, const graph::Node& n, const Val
   g.index_vector_dim = 1;
   g.slice_sizes = x.shape();
   g.slice_sizes[dim] = 1;
-  return Values{b.Gather(x, idx, g)};
+  return check.Finish({b.Gather(x, idx, g)});
 });
 
 REGISTER_LOWERING("gather", [](Builder& b, const graph::Node& n, const Values& in) {
   int64_t dim = n.IntAttr(0);
   Value x = in[0], index = in[1];
   int64_t rank = x.rank();
-  if (rank == 0) return Values{x};
+  RangeCheck check(b, CheckMode(n, 1));
+  // A 0-dim self is indexed as if it had one element.
+  check.Add(index, dim, rank == 0 ? 1 : x.shape()[dim]);
+  if (rank == 0) return check.Finish({x});
   Value tuples = DimTuples(b, index, dim, rank, x.shape()[dim]);
   hlo::GatherDims g;
   g.collapsed_slice_dims.resize(rank);
@@ -58,7 +130,7 @@ REGISTER_LOWERING("gather", [](Builder& b, const graph::Node& n, const Values& i
   g.start_index_map = g.collapsed_slice_dims;
   g.index_vector_dim = rank;
   g.slice_sizes = hlo::Shape(rank, 1);
-  return Values{b.Gather(x, tuples, g)};
+  return check.Finish({b.Gather(x, tuples, g)});
 });
 
 hlo::RegionFn Combiner(const std::string& reduce) {
@@ -67,16 +139,18 @@ hlo::RegionFn Combiner(const std::string& reduce) {
   return [](Builder&, const Values& a) { return Values{a[1]}; };
 }
 
-// attrs: 0 dim, 1 reduce ("" or "add"); inputs: self, index, src (tensor or scalar)
+// attrs: 0 dim, 1 reduce ("" or "add"), [2 check mode]; inputs: self, index, src (tensor or scalar)
 REGISTER_LOWERING("scatter", [](Builder& b, const graph::Node& n, const Values& in) {
   int64_t dim = n.IntAttr(0);
   const std::string& reduce = n.StrAttr(1);
   Value x = in[0], index = in[1], src = b.Convert(in[2], in[0].dtype());
   int64_t rank = x.rank();
-  if (index.type.numel() == 0) return Values{x};
+  RangeCheck check(b, CheckMode(n, 2));
+  check.Add(index, dim, rank == 0 ? 1 : x.shape()[dim]);
+  if (index.type.numel() == 0) return check.Finish({x});
   if (rank == 0) {
     Value s = b.Reshape(src.rank() == 0 ? src : b.Reshape(b.SliceDim(b.Reshape(src, {src.type.numel()}), 0, 0, 1), {}), {});
-    return Values{reduce == "add" ? b.Add(x, s) : s};
+    return check.Finish({reduce == "add" ? b.Add(x, s) : s});
   }
   Value updates;
   if (src.rank() == 0) {
@@ -91,7 +165,7 @@ REGISTER_LOWERING("scatter", [](Builder& b, const graph::Node& n, const Values& 
   std::iota(s.inserted_window_dims.begin(), s.inserted_window_dims.end(), 0);
   s.scatter_dims_to_operand_dims = s.inserted_window_dims;
   s.index_vector_dim = rank;
-  return Values{b.Scatter(x, tuples, updates, s, Combiner(reduce))};
+  return check.Finish({b.Scatter(x, tuples, updates, s, Combiner(reduce))});
 });
 
 // Advanced indexing. attrs: 0 positions of the indexed dims (ascending),
@@ -105,7 +179,7 @@ struct Advanced {
   int64_t k;
 };
 
-Advanced Prepare(Builder& b, const graph::Node& n, const Values& in) {
+Advanced Prepare(Builder& b, const graph::Node& n, const Values& in, RangeCheck& check) {
   const auto& pos = n.IntsAttr(0);
   Advanced a;
   Value x = in[0];
@@ -117,6 +191,7 @@ Advanced Prepare(Builder& b, const graph::Node& n, const Values& in) {
   col.push_back(1);
   Values parts;
   for (int64_t i = 0; i < a.k; ++i) {
+    check.Add(in[1 + i], pos[i], x.shape()[pos[i]]);
     Value idx = b.BroadcastTo(WrapIndex(b, in[1 + i], x.shape()[pos[i]]), a.batch);
     parts.push_back(b.Reshape(idx, col));
   }
@@ -142,8 +217,10 @@ std::vector<int64_t> ResultPerm(const graph::Node& n, int64_t batch_rank, int64_
   return perm;
 }
 
+// attrs: 0 positions, 1 index dims to the front, [2 check mode]
 REGISTER_LOWERING("index", [](Builder& b, const graph::Node& n, const Values& in) {
-  Advanced a = Prepare(b, n, in);
+  RangeCheck check(b, CheckMode(n, 2));
+  Advanced a = Prepare(b, n, in, check);
   Value x = a.permuted;
   int64_t batch_rank = static_cast<int64_t>(a.batch.size());
   int64_t rest = x.rank() - a.k;
@@ -156,14 +233,15 @@ REGISTER_LOWERING("index", [](Builder& b, const graph::Node& n, const Values& in
   g.slice_sizes = x.shape();
   for (int64_t i = 0; i < a.k; ++i) g.slice_sizes[i] = 1;
   Value r = b.Gather(x, a.tuples, g);
-  return Values{b.Transpose(r, ResultPerm(n, batch_rank, rest))};
+  return check.Finish({b.Transpose(r, ResultPerm(n, batch_rank, rest))});
 });
 
-// attrs as "index", plus 2 accumulate. inputs: self, indices..., values
+// attrs as "index", plus 2 accumulate, [3 check mode]. inputs: self, indices..., values
 REGISTER_LOWERING("index_put", [](Builder& b, const graph::Node& n, const Values& in) {
   bool accumulate = n.BoolAttr(2);
   Values head(in.begin(), in.end() - 1);
-  Advanced a = Prepare(b, n, head);
+  RangeCheck check(b, CheckMode(n, 3));
+  Advanced a = Prepare(b, n, head, check);
   Value x = a.permuted;
   int64_t batch_rank = static_cast<int64_t>(a.batch.size());
   int64_t rest = x.rank() - a.k;
@@ -186,18 +264,20 @@ REGISTER_LOWERING("index_put", [](Builder& b, const graph::Node& n, const Values
   Value updated = b.Scatter(x, a.tuples, values, s, Combiner(accumulate ? "add" : ""));
   std::vector<int64_t> back(a.perm.size());
   for (size_t i = 0; i < a.perm.size(); ++i) back[a.perm[i]] = static_cast<int64_t>(i);
-  return Values{b.Transpose(updated, back)};
+  return check.Finish({b.Transpose(updated, back)});
 });
 
-// attrs: 0 dim, 1 mode (add, copy). inputs: self, index [n], source (or a
-// scalar fill value), [alpha for add].
+// attrs: 0 dim, 1 mode (add, copy), [2 check mode]. inputs: self, index [n],
+// source (or a scalar fill value), [alpha for add].
 REGISTER_LOWERING("index_scatter", [](Builder& b, const graph::Node& n, const Values& in) {
   int64_t dim = n.IntAttr(0);
   bool add = n.StrAttr(1) == "add";
   Value x = in[0];
   if (x.rank() == 0) x = b.Reshape(x, {1});
   int64_t count = in[1].type.numel();
-  if (count == 0) return Values{in[0]};
+  RangeCheck check(b, CheckMode(n, 2));
+  check.Add(in[1], dim, x.shape()[dim]);
+  if (count == 0) return check.Finish({in[0]});
   hlo::Shape update_shape = x.shape();
   update_shape[dim] = count;
   Value updates = b.Convert(in[2], x.dtype());
@@ -210,7 +290,7 @@ REGISTER_LOWERING("index_scatter", [](Builder& b, const graph::Node& n, const Va
   s.scatter_dims_to_operand_dims = {dim};
   s.index_vector_dim = 1;
   Value r = b.Scatter(x, idx, updates, s, Combiner(add ? "add" : ""));
-  return Values{b.Reshape(r, in[0].shape())};
+  return check.Finish({b.Reshape(r, in[0].shape())});
 });
 
 REGISTER_LOWERING("masked_fill", [](Builder& b, const graph::Node&, const Values& in) {

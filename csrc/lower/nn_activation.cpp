@@ -44,7 +44,11 @@ const std::map<std::string, Formula>& Formulas() {
       {"gelu", [](Builder& b, const Values& v) {
          Value x = v[0];
          Value cdf = b.Add(C(b, 1, x), Erf(b, b.Mul(x, C(b, M_SQRT1_2, x))));
-         return Values{b.Mul(b.Mul(x, C(b, 0.5, x)), cdf)};
+         Value y = b.Mul(b.Mul(x, C(b, 0.5, x)), cdf);
+         // PyTorch's CPU and CUDA kernels give NaN for gelu(+-inf) (the
+         // formula's limit would be +inf and 0); match them.
+         Value inf = b.Cmp(b.Unary("abs", x), C(b, INFINITY, x), Compare::kEQ);
+         return Values{b.Select(inf, C(b, NAN, x), y)};
        }},
       {"gelu_tanh", [](Builder& b, const Values& v) {
          Value x = v[0];

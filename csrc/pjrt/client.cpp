@@ -186,6 +186,9 @@ std::unique_ptr<Executable> Client::Compile(std::string_view mlir, const Compile
 
 std::unique_ptr<Executable> Client::Deserialize(std::string_view serialized) {
   const PJRT_Api* api = plugin_->api();
+  if (!plugin_->HasFunction(offsetof(PJRT_Api, PJRT_Executable_DeserializeAndLoad))) {
+    throw Error(ErrorCode::kUnimplemented, "this PJRT plugin cannot load serialized executables");
+  }
   auto a = TORCHTPU_PJRT_ARGS(PJRT_Executable_DeserializeAndLoad_Args);
   a.client = client_;
   a.serialized_executable = serialized.data();

@@ -135,6 +135,9 @@ ExecuteResult Executable::Run(const std::vector<std::vector<Buffer*>>& args,
 
 std::string Executable::Serialize() const {
   const PJRT_Api* api = plugin_->api();
+  if (!plugin_->HasFunction(offsetof(PJRT_Api, PJRT_Executable_Serialize))) {
+    throw Error(ErrorCode::kUnimplemented, "this PJRT plugin cannot serialize executables");
+  }
   UnloadedExecutable unloaded(api, exe_);
   auto a = TORCHTPU_PJRT_ARGS(PJRT_Executable_Serialize_Args);
   a.executable = unloaded.get();

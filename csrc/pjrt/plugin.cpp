@@ -1,7 +1,10 @@
 // Plugin loading, versioning, attributes and plugin path resolution.
 #include <dlfcn.h>
+#include <elf.h>
 #include <sys/stat.h>
 
+#include <cstring>
+#include <fstream>
 #include <mutex>
 #include <sstream>
 
@@ -50,6 +53,87 @@ std::map<void*, std::weak_ptr<Plugin>>& Registry() {
   return *r;
 }
 
+// A file that is not a shared library for this machine is refused with a
+// message before dlopen, which would only say "invalid ELF header".
+void CheckElf(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  unsigned char ident[EI_NIDENT + 4] = {};
+  f.read(reinterpret_cast<char*>(ident), sizeof(ident));
+  if (f.gcount() < static_cast<std::streamsize>(sizeof(ident)) ||
+      std::memcmp(ident, ELFMAG, SELFMAG) != 0) {
+    throw PluginError("PJRT plugin '" + path + "' is not a shared library (no ELF header)");
+  }
+  if (ident[EI_CLASS] != ELFCLASS64) {
+    throw PluginError("PJRT plugin '" + path + "' is not a 64-bit shared library");
+  }
+  uint16_t type = 0, machine = 0;
+  std::memcpy(&type, ident + EI_NIDENT, 2);
+  std::memcpy(&machine, ident + EI_NIDENT + 2, 2);
+#if defined(__x86_64__)
+  constexpr uint16_t kMachine = EM_X86_64;
+  const char* kMachineName = "x86_64";
+#elif defined(__aarch64__)
+  constexpr uint16_t kMachine = EM_AARCH64;
+  const char* kMachineName = "aarch64";
+#else
+  constexpr uint16_t kMachine = 0;
+  const char* kMachineName = "";
+#endif
+  if (kMachine != 0 && machine != kMachine) {
+    throw PluginError("PJRT plugin '" + path + "' is built for another processor (ELF machine " +
+                      std::to_string(machine) + "; this one is " + kMachineName + ")");
+  }
+  if (type != ET_DYN) {
+    throw PluginError("PJRT plugin '" + path + "' is not a shared library (ELF type " +
+                      std::to_string(type) + ")");
+  }
+}
+
+#define TORCHTPU_REQUIRED_FN(name) {offsetof(PJRT_Api, name), #name}
+
+// Every PJRT_Api entry torchtpu calls without checking first. A plugin built
+// for an older C API has a shorter table: its struct_size says which entries
+// exist, and calling past it jumps to whatever memory follows the table.
+// (Optional entries — Plugin_Initialize, Plugin_Attributes,
+// Device_MemoryStats, Executable_Serialize/DeserializeAndLoad — are checked
+// where they are called.)
+struct RequiredFunction {
+  size_t offset;
+  const char* name;
+};
+const RequiredFunction kRequired[] = {
+    TORCHTPU_REQUIRED_FN(PJRT_Error_Destroy),
+    TORCHTPU_REQUIRED_FN(PJRT_Error_Message),
+    TORCHTPU_REQUIRED_FN(PJRT_Error_GetCode),
+    TORCHTPU_REQUIRED_FN(PJRT_Event_Destroy),
+    TORCHTPU_REQUIRED_FN(PJRT_Event_IsReady),
+    TORCHTPU_REQUIRED_FN(PJRT_Event_Error),
+    TORCHTPU_REQUIRED_FN(PJRT_Event_Await),
+    TORCHTPU_REQUIRED_FN(PJRT_Client_Create),
+    TORCHTPU_REQUIRED_FN(PJRT_Client_PlatformName),
+    TORCHTPU_REQUIRED_FN(PJRT_Client_PlatformVersion),
+    TORCHTPU_REQUIRED_FN(PJRT_Client_AddressableDevices),
+    TORCHTPU_REQUIRED_FN(PJRT_Client_Compile),
+    TORCHTPU_REQUIRED_FN(PJRT_Client_BufferFromHostBuffer),
+    TORCHTPU_REQUIRED_FN(PJRT_DeviceDescription_Id),
+    TORCHTPU_REQUIRED_FN(PJRT_DeviceDescription_Kind),
+    TORCHTPU_REQUIRED_FN(PJRT_Device_GetDescription),
+    TORCHTPU_REQUIRED_FN(PJRT_Executable_Destroy),
+    TORCHTPU_REQUIRED_FN(PJRT_Executable_NumOutputs),
+    TORCHTPU_REQUIRED_FN(PJRT_LoadedExecutable_Destroy),
+    TORCHTPU_REQUIRED_FN(PJRT_LoadedExecutable_GetExecutable),
+    TORCHTPU_REQUIRED_FN(PJRT_LoadedExecutable_Execute),
+    TORCHTPU_REQUIRED_FN(PJRT_Buffer_ElementType),
+    TORCHTPU_REQUIRED_FN(PJRT_Buffer_Dimensions),
+    TORCHTPU_REQUIRED_FN(PJRT_Buffer_OnDeviceSizeInBytes),
+    TORCHTPU_REQUIRED_FN(PJRT_Buffer_Device),
+    TORCHTPU_REQUIRED_FN(PJRT_Buffer_IsDeleted),
+    TORCHTPU_REQUIRED_FN(PJRT_Buffer_CopyToDevice),
+    TORCHTPU_REQUIRED_FN(PJRT_Buffer_ToHostBuffer),
+    TORCHTPU_REQUIRED_FN(PJRT_Buffer_ReadyEvent),
+};
+#undef TORCHTPU_REQUIRED_FN
+
 }  // namespace
 
 const PluginLocation& PluginLocationFor(const std::string& platform) {
@@ -92,6 +176,7 @@ std::string ResolvePluginPath(const std::string& platform_or_path,
 }
 
 std::shared_ptr<Plugin> Plugin::Load(const std::string& so_path) {
+  CheckElf(so_path);
   // RTLD_LOCAL: plugins bundle their own LLVM/protobuf/absl copies.
   void* handle = ::dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
@@ -126,6 +211,18 @@ std::shared_ptr<Plugin> Plugin::Load(const std::string& so_path) {
   plugin->handle_ = handle;
   plugin->api_ = api;
   plugin->path_ = so_path;
+  // Checked before the first call into the table (Plugin_Initialize).
+  std::string missing;
+  for (const RequiredFunction& f : kRequired) {
+    if (!plugin->HasFunction(f.offset)) missing += (missing.empty() ? "" : ", ") + std::string(f.name);
+  }
+  if (!missing.empty()) {
+    throw PluginError("PJRT plugin '" + so_path + "' has PJRT C API version " +
+                      std::to_string(major) + "." + std::to_string(minor) +
+                      ", which lacks functions torchtpu calls (" + missing +
+                      "); torchtpu was built against PJRT C API " + HeaderVersion() +
+                      ": use a plugin release built for that version or close to it");
+  }
   if (plugin->HasFunction(offsetof(PJRT_Api, PJRT_Plugin_Initialize))) {
     // Initialize runs only the first time this handle is seen (a weak entry
     // that expired still means the plugin was initialized already).

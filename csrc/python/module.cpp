@@ -6,6 +6,7 @@
 #include "aten/runtime/device.h"
 #include "aten/runtime/eager_mode.h"
 #include "aten/runtime/fallback.h"
+#include "aten/runtime/index_checks.h"
 #include "aten/runtime/fused_executor.h"
 #include "aten/runtime/graph_capture.h"
 #include "aten/runtime/generator.h"
@@ -95,11 +96,24 @@ PYBIND11_MODULE(_C, m) {
     c.search_roots = search_roots;
     c.memory_limit = memory_limit;
     Runtime::Configure(c);
+    // After a failed start, the next one reads the settings again
+    // (torchtpu/_registration.py: configure_runtime).
+    Runtime::SetConfigRefresher([] {
+      py::gil_scoped_acquire gil;
+      try {
+        py::module_::import("torchtpu._registration").attr("configure_runtime")();
+      } catch (py::error_already_set& e) {
+        TORCH_CHECK(false, "torchtpu: ", e.what());
+      }
+    });
     SetFallbackMode(fallback == "error" ? FallbackMode::kError
                     : fallback == "allow" ? FallbackMode::kAllow
                                           : FallbackMode::kWarn);
   });
   m.def("_is_initialized", &Runtime::Initialized);
+  m.def("_set_index_checks", [](bool on) { SetIndexChecksEnabled(on); });
+  m.def("_get_index_checks", []() { return IndexChecksEnabled(); });
+  m.def("_pending_index_checks", []() { return PendingIndexChecks(); });
   m.def("_lazy_init", []() { Runtime::Get(); });
   m.def("device_count", []() { return DeviceCount(); });
   m.def("current_device", []() { return CurrentDevice(); });

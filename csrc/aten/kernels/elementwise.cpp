@@ -2,6 +2,7 @@
 // (Tensor, Scalar, in-place, out=): it reads the operands off the stack,
 // applies PyTorch's type promotion, and runs the op's lowering through OpCall.
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
 #include <torch/library.h>
@@ -106,6 +107,16 @@ struct Operand {
     return t;
   }
 };
+
+// The checks PyTorch's TensorIterator makes before writing `dst`: no two of
+// its elements share memory, and no input (from `first` on) overlaps it
+// partly (the same view is fine: x.add_(x)).
+void CheckWriteOverlap(const at::Tensor& dst, const std::vector<Operand>& operands, size_t first) {
+  at::assert_no_internal_overlap(dst);
+  for (size_t i = first; i < operands.size(); ++i) {
+    if (operands[i].present && operands[i].tensor.defined()) at::assert_no_partial_overlap(dst, operands[i].tensor);
+  }
+}
 
 c10::ScalarType DefaultFloat() { return c10::get_default_dtype_as_scalartype(); }
 
@@ -227,11 +238,13 @@ void BoxedElementwise(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   torch::jit::drop(*stack, n);
   if (inplace) {
     at::Tensor self = operands[0].tensor;
+    CheckWriteOverlap(self, operands, 1);
     call.RunInto({self});
     torch::jit::push(*stack, self);
   } else if (out.defined()) {
     std::vector<hlo::TensorType> types = call.ResultTypes();
     at::native::resize_output(out, types.at(0).shape);
+    CheckWriteOverlap(out, operands, 0);
     call.RunInto({out});
     torch::jit::push(*stack, out);
   } else {

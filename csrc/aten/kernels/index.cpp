@@ -1,6 +1,7 @@
 // ATen kernels of the indexing ops. Boolean masks become int64 indices via
 // nonzero (their count must be read back: output shapes depend on data).
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 
 #include "aten/runtime/dtype.h"
@@ -15,17 +16,28 @@ void CheckIndex(const at::Tensor& index, const char* name) {
                     "(): Expected dtype int32/int64 for index");
 }
 
+// The written tensor of scatter_, index_add_, index_copy_ and their out=
+// forms: the CPU refuses one whose elements share memory (index_fill_ and
+// index_put_ only warn there, and are not checked).
+const at::Tensor& Written(const at::Tensor& t) {
+  at::assert_no_internal_overlap(t);
+  return t;
+}
+
 at::Tensor IndexSelect(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
   CheckIndex(index, "index_select");
   TORCH_CHECK_INDEX(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
   int64_t d = c10::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   if (self.dim() == 0) return self.clone();
-  at::Tensor r = OpCall("index_select").Attr(d).In(self).In(index.reshape({-1})).Run1();
+  at::Tensor r = OpCall("index_select").Attr(d).CheckIndices(false).In(self).In(index.reshape({-1})).Run1();
   return r;
 }
 at::Tensor& IndexSelectOut(const at::Tensor& self, int64_t dim, const at::Tensor& index, at::Tensor& out) {
   at::Tensor r = IndexSelect(self, dim, index);
   at::native::resize_output(out, r.sizes());
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, self);
+  at::assert_no_overlap(out, index);
   out.copy_(r);
   return out;
 }
@@ -35,13 +47,13 @@ at::Tensor Gather(const at::Tensor& self, int64_t dim, const at::Tensor& index, 
   // As on CPU, an empty index of any dtype gives an empty result.
   if (index.numel() == 0) return at::empty(index.sizes(), self.options());
   CheckIndex(index, "gather");
-  return OpCall("gather").Attr(d).In(self).In(index).Run1();
+  return OpCall("gather").Attr(d).CheckIndices(false).In(self).In(index).Run1();
 }
 at::Tensor& GatherOut(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparse_grad, at::Tensor& out) {
   at::native::resize_output(out, index.sizes());
   if (index.numel() == 0) return out;
   int64_t d = c10::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
-  OpCall("gather").Attr(d).In(self).In(index).RunInto({out});
+  OpCall("gather").Attr(d).CheckIndices(false).In(self).In(index).RunInto({out});
   return out;
 }
 
@@ -49,7 +61,7 @@ OpCall ScatterCall(const at::Tensor& self, int64_t dim, const at::Tensor& index,
   CheckIndex(index, "scatter");
   int64_t d = c10::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   OpCall call("scatter");
-  call.Attr(d).Attr(reduce).In(self).In(index);
+  call.Attr(d).Attr(reduce).CheckIndices(false).In(self).In(index);
   return call;
 }
 std::string Reduce(c10::string_view reduce) {
@@ -64,40 +76,40 @@ at::Tensor ScatterValue(const at::Tensor& self, int64_t dim, const at::Tensor& i
   return ScatterCall(self, dim, index, "").Scalar(value, self.scalar_type()).Run1();
 }
 at::Tensor& ScatterSrcInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
-  ScatterCall(self, dim, index, "").In(src).RunInto({self});
+  ScatterCall(self, dim, index, "").In(src).RunInto({Written(self)});
   return self;
 }
 at::Tensor& ScatterValueInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
-  ScatterCall(self, dim, index, "").Scalar(value, self.scalar_type()).RunInto({self});
+  ScatterCall(self, dim, index, "").Scalar(value, self.scalar_type()).RunInto({Written(self)});
   return self;
 }
 at::Tensor& ScatterSrcOut(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src, at::Tensor& out) {
   at::native::resize_output(out, self.sizes());
-  ScatterCall(self, dim, index, "").In(src).RunInto({out});
+  ScatterCall(self, dim, index, "").In(src).RunInto({Written(out)});
   return out;
 }
 at::Tensor& ScatterValueOut(const at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value, at::Tensor& out) {
   at::native::resize_output(out, self.sizes());
-  ScatterCall(self, dim, index, "").Scalar(value, self.scalar_type()).RunInto({out});
+  ScatterCall(self, dim, index, "").Scalar(value, self.scalar_type()).RunInto({Written(out)});
   return out;
 }
 at::Tensor ScatterReduce(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src, c10::string_view reduce) {
   return ScatterCall(self, dim, index, Reduce(reduce)).In(src).Run1();
 }
 at::Tensor& ScatterReduceInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src, c10::string_view reduce) {
-  ScatterCall(self, dim, index, Reduce(reduce)).In(src).RunInto({self});
+  ScatterCall(self, dim, index, Reduce(reduce)).In(src).RunInto({Written(self)});
   return self;
 }
 at::Tensor ScatterAdd(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
   return ScatterCall(self, dim, index, "add").In(src).Run1();
 }
 at::Tensor& ScatterAddInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
-  ScatterCall(self, dim, index, "add").In(src).RunInto({self});
+  ScatterCall(self, dim, index, "add").In(src).RunInto({Written(self)});
   return self;
 }
 at::Tensor& ScatterAddOut(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src, at::Tensor& out) {
   at::native::resize_output(out, self.sizes());
-  ScatterCall(self, dim, index, "add").In(src).RunInto({out});
+  ScatterCall(self, dim, index, "add").In(src).RunInto({Written(out)});
   return out;
 }
 
@@ -162,7 +174,7 @@ at::Tensor Index(const at::Tensor& self, const c10::List<std::optional<at::Tenso
   auto [pos, idx] = ExpandIndices(self, indices);
   if (pos.empty()) return self.clone();
   OpCall call("index");
-  call.Attr(pos).Attr(!Adjacent(pos)).In(self);
+  call.Attr(pos).Attr(!Adjacent(pos)).CheckIndices(true).In(self);
   for (const at::Tensor& t : idx) call.In(t);
   return call.Run1();
 }
@@ -178,7 +190,7 @@ OpCall IndexPutCall(const at::Tensor& self, const c10::List<std::optional<at::Te
   auto [pos, idx] = ExpandIndices(self, indices);
   OpCall call("index_put");
   *empty = pos.empty() || std::any_of(idx.begin(), idx.end(), [](const at::Tensor& t) { return t.numel() == 0; });
-  call.Attr(pos).Attr(!Adjacent(pos)).Attr(accumulate).In(self);
+  call.Attr(pos).Attr(!Adjacent(pos)).Attr(accumulate).CheckIndices(true).In(self);
   for (const at::Tensor& t : idx) call.In(t);
   call.In(values.device() == self.device() ? values : values.to(self.device()));
   return call;
@@ -233,20 +245,26 @@ at::Tensor& MaskedSelectOut(const at::Tensor& self, const at::Tensor& mask, at::
   return out;
 }
 
+// take counts negative indices from the end, as advanced indexing of the
+// flattened tensor does (index_select would refuse them).
 at::Tensor Take(const at::Tensor& self, const at::Tensor& index) {
   CheckIndex(index, "take");
-  at::Tensor flat = self.reshape({-1});
-  return IndexSelect(flat, 0, index.reshape({-1})).view(index.sizes());
+  c10::List<std::optional<at::Tensor>> indices;
+  indices.push_back(index);
+  return Index(self.reshape({-1}), indices);
 }
 
 // index_add / index_copy / index_fill: a scatter along `dim` whose updates
 // are `source` (or the fill value) with `dim` as the scatter dimension.
-OpCall IndexScatter(const at::Tensor& self, int64_t dim, const at::Tensor& index, const std::string& mode) {
+OpCall IndexScatter(const at::Tensor& self, int64_t dim, const at::Tensor& index, const std::string& mode,
+                    bool negative_ok = false) {
   CheckIndex(index, ("index_" + mode).c_str());
   TORCH_CHECK_INDEX(index.dim() <= 1, "index_", mode, "_(): Index is supposed to be a vector");
   int64_t d = c10::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   OpCall call("index_scatter");
-  call.Attr(self.dim() == 0 ? int64_t{0} : d).Attr(mode).In(self).In(index.reshape({-1}));
+  // index_fill counts negative indices from the end; index_add and
+  // index_copy refuse them, as on the CPU.
+  call.Attr(self.dim() == 0 ? int64_t{0} : d).Attr(mode).CheckIndices(negative_ok).In(self).In(index.reshape({-1}));
   return call;
 }
 at::Tensor& IndexAddOut(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
@@ -254,7 +272,7 @@ at::Tensor& IndexAddOut(const at::Tensor& self, int64_t dim, const at::Tensor& i
   OpCall call = IndexScatter(self, dim, index, "add");
   call.In(source).Scalar(alpha, self.scalar_type());
   at::native::resize_output(out, self.sizes());
-  call.RunInto({out});
+  call.RunInto({Written(out)});
   return out;
 }
 at::Tensor IndexAdd(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
@@ -263,36 +281,36 @@ at::Tensor IndexAdd(const at::Tensor& self, int64_t dim, const at::Tensor& index
 }
 at::Tensor& IndexAddInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
                             const c10::Scalar& alpha) {
-  IndexScatter(self, dim, index, "add").In(source).Scalar(alpha, self.scalar_type()).RunInto({self});
+  IndexScatter(self, dim, index, "add").In(source).Scalar(alpha, self.scalar_type()).RunInto({Written(self)});
   return self;
 }
 at::Tensor IndexCopy(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
   return IndexScatter(self, dim, index, "copy").In(source).Run1();
 }
 at::Tensor& IndexCopyInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
-  IndexScatter(self, dim, index, "copy").In(source).RunInto({self});
+  IndexScatter(self, dim, index, "copy").In(source).RunInto({Written(self)});
   return self;
 }
 at::Tensor& IndexCopyOut(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source, at::Tensor& out) {
   at::native::resize_output(out, self.sizes());
-  IndexScatter(self, dim, index, "copy").In(source).RunInto({out});
+  IndexScatter(self, dim, index, "copy").In(source).RunInto({Written(out)});
   return out;
 }
 at::Tensor& IndexFillInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
-  IndexScatter(self, dim, index, "copy").Scalar(value, self.scalar_type()).RunInto({self});
+  IndexScatter(self, dim, index, "copy", true).Scalar(value, self.scalar_type()).RunInto({self});
   return self;
 }
 at::Tensor& IndexFillTensorInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& value) {
   TORCH_CHECK(value.dim() == 0, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s).");
-  IndexScatter(self, dim, index, "copy").In(value).RunInto({self});
+  IndexScatter(self, dim, index, "copy", true).In(value).RunInto({self});
   return self;
 }
 at::Tensor IndexFill(const at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
-  return IndexScatter(self, dim, index, "copy").Scalar(value, self.scalar_type()).Run1();
+  return IndexScatter(self, dim, index, "copy", true).Scalar(value, self.scalar_type()).Run1();
 }
 at::Tensor IndexFillTensor(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& value) {
-  return IndexScatter(self, dim, index, "copy").In(value).Run1();
+  return IndexScatter(self, dim, index, "copy", true).In(value).Run1();
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // addmv). matmul, linear, einsum, outer reach these through PyTorch's own
 // decompositions. bf16/f16 products accumulate in f32 and round once, as
 // PyTorch's CPU kernels do.
+#include <ATen/MemoryOverlap.h>
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
 
@@ -39,6 +40,7 @@ OpCall AddProduct(const char* kind, const at::Tensor& self, const at::Tensor& a,
 at::Tensor Finish(OpCall& call, at::Tensor* out) {
   if (!out) return call.Run1();
   at::native::resize_output(*out, call.ResultTypes().at(0).shape);
+  at::assert_no_internal_overlap(*out);
   call.RunInto({*out});
   return *out;
 }
@@ -130,6 +132,7 @@ at::Tensor& AddmmOut(const at::Tensor& self, const at::Tensor& a, const at::Tens
 }
 at::Tensor& AddmmInplace(at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta, const c10::Scalar& alpha) {
   CheckMm(a, b);
+  at::assert_no_internal_overlap(self);
   AddProduct("mm", self, a, b, beta, alpha).RunInto({self});
   return self;
 }
@@ -147,6 +150,7 @@ at::Tensor& BaddbmmOut(const at::Tensor& self, const at::Tensor& a, const at::Te
 }
 at::Tensor& BaddbmmInplace(at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta, const c10::Scalar& alpha) {
   CheckBmm(a, b);
+  at::assert_no_internal_overlap(self);
   AddProduct("bmm", self, a, b, beta, alpha).RunInto({self});
   return self;
 }
@@ -164,6 +168,7 @@ at::Tensor& AddmvOut(const at::Tensor& self, const at::Tensor& a, const at::Tens
 }
 at::Tensor& AddmvInplace(at::Tensor& self, const at::Tensor& a, const at::Tensor& v, const c10::Scalar& beta, const c10::Scalar& alpha) {
   CheckMv(a, v);
+  at::assert_no_internal_overlap(self);
   AddProduct("mv", self, a, v, beta, alpha).RunInto({self});
   return self;
 }

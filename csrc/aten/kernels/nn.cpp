@@ -2,6 +2,7 @@
 // losses, normalisation layers, embedding backward, the attention backend
 // choice and the fused optimizer steps. Each part lives in its own nn_*.cpp
 // (kernels) and nn_*_lowering.cpp (lowerings); this file registers them all.
+#include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 
 #include "aten/runtime/dtype.h"
@@ -29,6 +30,7 @@ void CheckReduction(int64_t reduction) {
 at::Tensor RunOut(OpCall& call, const at::Tensor* out) {
   if (!out) return call.Run1();
   at::native::resize_output(*out, call.ResultTypes().at(0).shape);
+  at::assert_no_internal_overlap(*out);
   call.RunInto({*out});
   return *out;
 }

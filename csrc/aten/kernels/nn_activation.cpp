@@ -3,6 +3,7 @@
 // ops, glu and the softmax backward. Functional, in-place and out= variants
 // share one call; the Python scalars (slopes, thresholds) are runtime
 // operands, so new values compile nothing.
+#include <ATen/MemoryOverlap.h>
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
@@ -31,6 +32,9 @@ at::Tensor Pointwise(const std::string& kind, const std::vector<at::Tensor>& ten
   for (const at::Tensor& t : tensors) call.In(t);
   for (const c10::Scalar& s : scalars) call.Scalar(s, compute);
   if (mode == Mode::kInplace) {
+    // As TensorIterator checks on the CPU.
+    at::assert_no_internal_overlap(tensors[0]);
+    for (size_t i = 1; i < tensors.size(); ++i) at::assert_no_partial_overlap(tensors[0], tensors[i]);
     call.RunInto({tensors[0]});
     return tensors[0];
   }

@@ -1,6 +1,7 @@
 // ATen kernels of the reductions, scans and softmax. Dtype rules follow
 // PyTorch: integer sums/products go to int64, mean needs a floating dtype,
 // an explicit dtype= casts first.
+#include <ATen/MemoryOverlap.h>
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
 #include <ATen/WrapDimUtilsMulti.h>
@@ -318,6 +319,7 @@ at::Tensor ScanImpl(const char* kind, const at::Tensor& self, int64_t dim, std::
   call.Attr(std::string(kind)).Attr(H(AccType(t))).Attr(self.dim() == 0 ? int64_t{0} : d).In(self);
   if (out) {
     at::native::resize_output(*out, self.sizes());
+    at::assert_no_internal_overlap(*out);
     call.RunInto({*out});
     return *out;
   }

@@ -1,6 +1,7 @@
 // Shape ops that move data: cat, flip, roll, tril/triu. Pure view ops
 // (permute, expand, select, slice, squeeze, ...) are PyTorch's own
 // metadata-only composites over as_strided (views.cpp).
+#include <ATen/MemoryOverlap.h>
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
@@ -54,6 +55,8 @@ at::Tensor CatImpl(const at::ITensorListRef& tensors, int64_t dim, at::Tensor* o
   for (const at::Tensor& t : nonempty) call.In(t);
   if (!out) return call.Run1();
   at::native::resize_output(*out, shape);
+  at::assert_no_internal_overlap(*out);
+  for (const at::Tensor& t : nonempty) at::assert_no_partial_overlap(*out, t);
   call.RunInto({*out});
   return *out;
 }

@@ -2,6 +2,7 @@
 // storage resizing. Whole, contiguous, same-dtype transfers go straight
 // between the host and the storage's buffer; everything else runs the "copy"
 // program, which reads any view and writes any view.
+#include <ATen/MemoryOverlap.h>
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -12,6 +13,7 @@
 #include "aten/runtime/errors.h"
 #include "aten/runtime/fused_executor.h"
 #include "aten/runtime/hooks.h"
+#include "aten/runtime/index_checks.h"
 #include "aten/runtime/op_call.h"
 #include "aten/runtime/runtime.h"
 #include "aten/runtime/storage.h"
@@ -57,6 +59,8 @@ void CopyToHost(const at::Tensor& dst, const at::Tensor& src, bool non_blocking)
                 dst.sizes() == src.sizes();
   at::Tensor host = direct ? dst : at::empty(src.sizes(), src.options().device(at::kCPU));
   buffer->ToHost(host.data_ptr(), host.nbytes());
+  // The host waited on the device: index checks of earlier ops are due.
+  RaiseFailedIndexChecks(src.device().index());
   if (!direct) dst.copy_(host);
 }
 
@@ -100,6 +104,9 @@ void CopyInto(const at::Tensor& dst, const at::Tensor& src, bool non_blocking) {
     from = at::empty(src.sizes(), src.options().device(TpuDevice(device)));
     SetBuffer(StorageOf(from), std::move(moved), ToHlo(src.scalar_type()));
   }
+  // copy_'s own checks on the CPU.
+  at::assert_no_internal_overlap(dst);
+  at::assert_no_partial_overlap(dst, from);
   OpCall("copy").In(from).RunInto({dst});
 }
 

@@ -13,6 +13,7 @@
 #include "aten/runtime/eager_mode.h"
 #include "aten/runtime/fused_executor.h"
 #include "aten/runtime/errors.h"
+#include "aten/runtime/index_checks.h"
 #include "aten/runtime/runtime.h"
 #include "aten/runtime/storage.h"
 #include "graph/signature.h"
@@ -106,6 +107,19 @@ OpCall& OpCall::Attr(graph::Attr a) {
 OpCall& OpCall::Device(int device) {
   if (device_ < 0) device_ = device;
   return *this;
+}
+
+OpCall& OpCall::CheckIndices(bool negative_ok) {
+  if (!IndexChecksEnabled()) return *this;
+  node_.attrs.push_back(static_cast<int64_t>(negative_ok ? IndexCheckMode::kWrapNegative
+                                                         : IndexCheckMode::kNonNegative));
+  checked_ = true;
+  return *this;
+}
+
+void OpCall::TakeCheck(at::Tensor flags) {
+  AddIndexCheck(device_, std::move(flags), node_.Describe());
+  if (CurrentEagerMode() == EagerMode::kDebug) RaiseFailedIndexChecks(device_);
 }
 
 std::vector<hlo::TensorType> OpCall::ResultTypes() {
@@ -253,6 +267,11 @@ std::vector<at::Tensor> OpCall::Run() {
       outs.push_back(at::empty(type.shape, at::TensorOptions().dtype(ToTorch(type.dtype)).device(TpuDevice(device_))));
     }
     Record({}, outs, types, signature);
+    if (checked_) {
+      at::Tensor flags = std::move(outs.back());
+      outs.pop_back();
+      TakeCheck(std::move(flags));
+    }
     return outs;
   }
   auto buffers = Launch();
@@ -263,6 +282,11 @@ std::vector<at::Tensor> OpCall::Run() {
     at::Tensor t = at::empty(type.shape, at::TensorOptions().dtype(st).device(TpuDevice(device_)));
     SetBuffer(StorageOf(t), std::move(buffers[i]), type.dtype);
     outs.push_back(std::move(t));
+  }
+  if (checked_) {
+    at::Tensor flags = std::move(outs.back());
+    outs.pop_back();
+    TakeCheck(std::move(flags));
   }
   return outs;
 }
@@ -290,12 +314,25 @@ void OpCall::RunInto(const std::vector<at::Tensor>& dsts) {
   if (CurrentEagerMode() == EagerMode::kFused) {
     if (device_ < 0) device_ = CurrentDevice();
     const std::string signature = graph::Signature(node_);
-    Record(targets, {}, ResultTypesFor(signature), signature);
+    std::vector<hlo::TensorType> types = ResultTypesFor(signature);
+    std::vector<at::Tensor> fresh;  // the check, the one result not written
+    if (checked_) {
+      const hlo::TensorType& t = types.back();
+      fresh.push_back(at::empty(t.shape, at::TensorOptions().dtype(ToTorch(t.dtype)).device(TpuDevice(device_))));
+    }
+    Record(targets, fresh, types, signature);
+    if (checked_) TakeCheck(std::move(fresh.back()));
     return;
   }
   auto buffers = Launch();
   for (size_t i = 0; i < targets.size(); ++i) {
     SetBuffer(*targets[i], std::move(buffers[i]), node_.writes[i].base.dtype);
+  }
+  if (checked_) {
+    const hlo::TensorType& type = last_types_.back();
+    at::Tensor flags = at::empty(type.shape, at::TensorOptions().dtype(ToTorch(type.dtype)).device(TpuDevice(device_)));
+    SetBuffer(StorageOf(flags), std::move(buffers.at(targets.size())), type.dtype);
+    TakeCheck(std::move(flags));
   }
 }
 

@@ -34,6 +34,11 @@ class OpCall {
   OpCall& Scalar(const c10::Scalar& s, c10::ScalarType type);
   OpCall& Attr(graph::Attr a);
   OpCall& Device(int device);  // for ops without tensor operands
+  // Asks the program for a device-side range check of the op's indices
+  // (index_checks.h), unless TORCHTPU_CHECKS=off. Call after the op's own
+  // attributes: the check mode is the node's last attribute. `negative_ok`:
+  // indices in [-size, 0) count from the end (advanced indexing, take).
+  OpCall& CheckIndices(bool negative_ok);
 
   // Logical result types, without running (compiles nothing).
   std::vector<hlo::TensorType> ResultTypes();
@@ -71,6 +76,10 @@ class OpCall {
   // a temporary (values.to(device)) whose tensor dies before Run().
   std::vector<c10::Storage> keep_alive_;
   std::vector<hlo::TensorType> last_types_;              // of the last launch
+  bool checked_ = false;  // the program's last result is an index check
+  // Registers the check result (the tensor holding it) and, in debug mode,
+  // reads it at once.
+  void TakeCheck(at::Tensor flags);
 };
 
 // Shorthands used by the op families.

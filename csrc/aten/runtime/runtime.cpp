@@ -1,9 +1,11 @@
 #include "aten/runtime/runtime.h"
 
 #include "aten/runtime/fused_executor.h"
+#include "aten/runtime/index_checks.h"
 
 #include <c10/util/Exception.h>
 #include <fcntl.h>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
@@ -14,17 +16,26 @@ RuntimeConfig& MutableConfig() {
   static RuntimeConfig config;
   return config;
 }
-std::once_flag g_once;
 Runtime* g_runtime = nullptr;
+std::atomic<bool> g_failed_start{false};
+std::function<void()>& Refresher() {
+  static auto* f = new std::function<void()>;
+  return *f;
+}
 }  // namespace
 
 void Runtime::Configure(const RuntimeConfig& config) { MutableConfig() = config; }
+void Runtime::SetConfigRefresher(std::function<void()> refresh) { Refresher() = std::move(refresh); }
 const RuntimeConfig& Runtime::Config() { return MutableConfig(); }
 bool Runtime::Initialized() { return g_runtime != nullptr; }
 
 Runtime& Runtime::Get() {
-  // A failed start (missing plugin) throws and is retried on the next call.
+  // A failed start (missing plugin) throws and is retried on the next call,
+  // with the settings read again.
   if (g_runtime) return *g_runtime;
+  // Outside the lock: the refresher takes the GIL, and a thread holding the
+  // GIL may be waiting for this lock.
+  if (g_failed_start.load() && Refresher()) Refresher()();
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
   if (!g_runtime) {
@@ -33,9 +44,14 @@ Runtime& Runtime::Get() {
       // destruction, and the plugin must stay loaded for them.
       g_runtime = new Runtime(MutableConfig());
     } catch (const pjrt::PluginError& e) {
+      g_failed_start.store(true);
       TORCH_CHECK(false, "torchtpu: cannot load the PJRT plugin: ", e.what());
     } catch (const pjrt::Error& e) {
+      g_failed_start.store(true);
       TORCH_CHECK(false, "torchtpu: cannot start the PJRT client: ", e.what());
+    } catch (...) {
+      g_failed_start.store(true);
+      throw;
     }
   }
   return *g_runtime;
@@ -150,6 +166,7 @@ void Runtime::Synchronize(int device) {
     }
   }
   for (auto& p : work) p.event->Await();
+  RaiseFailedIndexChecks(device);
 }
 
 }  // namespace torchtpu::aten

@@ -39,6 +39,10 @@ class Runtime {
  public:
   // Settings for the runtime created on first use; ignored once it exists.
   static void Configure(const RuntimeConfig& config);
+  // Called before a start that follows a failed one (a missing or bad
+  // plugin): it may Configure() again from the settings as they are now, so a
+  // process can retry with another TORCHTPU_PLATFORM.
+  static void SetConfigRefresher(std::function<void()> refresh);
   static const RuntimeConfig& Config();
   static Runtime& Get();
   static bool Initialized();
