@@ -92,7 +92,24 @@ def test_per_sample_weights():
 
 @pytest.mark.parametrize("mode", ["sum", "mean"])
 def test_scale_grad_by_freq(mode):
-    check(weight(), INDICES, OFFSETS, mode=mode, scale_grad_by_freq=True)
+    """Each row's gradient divided by its index's frequency in the batch, as
+    documented and as CUDA does. The CPU's embedding_bag gets this wrong in
+    torch 2.13 (it divides by the count of another index: pytorch/pytorch
+    #190063, fixed upstream by #190264), so the reference is nn.Embedding's
+    scale_grad_by_freq (correct on the CPU) pooled by hand."""
+    w = weight()
+    bag = torch.bucketize(torch.arange(INDICES.numel()), OFFSETS, right=True) - 1
+    sizes = torch.bincount(bag, minlength=OFFSETS.numel()).clamp(min=1).float()
+    wr = w.clone().requires_grad_(True)
+    rows = F.embedding(INDICES, wr, scale_grad_by_freq=True)
+    ref = torch.zeros(OFFSETS.numel(), DIM).index_add(0, bag, rows)
+    if mode == "mean":
+        ref = ref / sizes[:, None]
+    upstream = torch.randn(ref.shape, generator=torch.Generator().manual_seed(5))
+    ref.backward(upstream)
+    out, grad, _ = run(DEVICE, w, INDICES, OFFSETS, mode=mode, scale_grad_by_freq=True)
+    torch.testing.assert_close(out, ref.detach(), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(grad, wr.grad, rtol=1e-5, atol=1e-5)
 
 
 def test_int32_indices():
