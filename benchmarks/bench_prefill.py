@@ -127,7 +127,7 @@ def to_torch(out) -> torch.Tensor:
     if isinstance(out, torch.Tensor):
         return out.detach().float().cpu()
     import numpy as np
-    return torch.from_numpy(np.asarray(out.astype("float32")))
+    return torch.from_numpy(np.array(out.astype("float32")))  # a copy: jax arrays are read-only
 
 
 def make_contenders(keys, cfg, dtype) -> list[Contender]:
