@@ -114,6 +114,17 @@ def test_llama_with_flex_attention_trains_like_sdpa_on_cpu():
         assert abs(a - b) <= 1e-3 * abs(b), f"step {step}: flex on tpu {a} vs sdpa on cpu {b}"
 
 
+def test_llama_with_flex_attention_trains_under_bf16_autocast():
+    """The example's default: bf16 autocast (flex_attention needs our
+    AutocastPrivateUse1 kernel, _flex_attention.py). Eager only: compiled
+    with autocast fails in a view of the forward graph (not solved yet)."""
+    torchtpu.reset_fallback_stats()
+    losses = llama.train("tpu", 4, batch_size=4, attention="flex")
+    assert torchtpu.fallback_stats() == {}, torchtpu.fallback_stats()
+    assert all(torch.isfinite(torch.tensor(losses)))
+    assert losses[-1] < losses[0]
+
+
 def test_other_devices_keep_their_checks():
     q = torch.randn(1, 1, 8, 4, requires_grad=True)
     with pytest.raises(NotImplementedError, match="backward on CPU"):
