@@ -47,6 +47,9 @@ def register() -> None:
     # launches as one program with the backward pass before it.
     from torch.optim.optimizer import register_optimizer_step_post_hook
     register_optimizer_step_post_hook(_cut_after_optimizer_step)
+    # torch's flex_attention checks the device against a fixed list (_flex_attention.py).
+    from ._flex_attention import allow_tpu
+    allow_tpu()
     _registered = True
 
 

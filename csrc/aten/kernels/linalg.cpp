@@ -13,8 +13,23 @@
 namespace torchtpu::aten {
 namespace {
 
-// attrs: 0 kind (mm, bmm, mv, dot), 1 with_input (addmm-style), 2 beta_is_zero.
+// attrs: 0 kind (mm, bmm, mv, dot), 1 with_input (addmm-style), 2 beta_is_zero,
+// 3 precision of f32 products (lower/linalg.cpp).
 // inputs: [self], a, b, [alpha, beta]
+
+// torch.set_float32_matmul_precision as XLA's dot precision: "highest" ->
+// HIGHEST (2), "high" -> HIGH (1), "medium" -> DEFAULT (0). Only f32 products
+// carry it (other dtypes have one precision), so their program keys are
+// unchanged by the setting; for f32 it is part of the node's signature, so
+// each precision is its own program.
+int64_t PrecisionAttr(const at::Tensor& a) {
+  if (a.scalar_type() != c10::kFloat) return 0;
+  switch (at::globalContext().float32MatmulPrecision()) {
+    case at::Float32MatmulPrecision::HIGHEST: return 2;
+    case at::Float32MatmulPrecision::HIGH: return 1;
+    default: return 0;
+  }
+}
 
 void CheckSameDtype(const at::Tensor& a, const at::Tensor& b, const char* name) {
   TORCH_CHECK_NOT_IMPLEMENTED(a.scalar_type() != c10::kBool, "\"", name, "\" not implemented for 'Bool'");
@@ -24,7 +39,7 @@ void CheckSameDtype(const at::Tensor& a, const at::Tensor& b, const char* name) 
 
 OpCall Product(const char* kind, const at::Tensor& a, const at::Tensor& b) {
   OpCall call("matmul");
-  call.Attr(std::string(kind)).Attr(false).Attr(false).In(a).In(b);
+  call.Attr(std::string(kind)).Attr(false).Attr(false).Attr(PrecisionAttr(a)).In(a).In(b);
   return call;
 }
 
@@ -32,7 +47,7 @@ OpCall AddProduct(const char* kind, const at::Tensor& self, const at::Tensor& a,
                   const c10::Scalar& beta, const c10::Scalar& alpha) {
   bool beta_zero = beta.isFloatingPoint() ? beta.toDouble() == 0.0 : beta.toLong() == 0;
   OpCall call("matmul");
-  call.Attr(std::string(kind)).Attr(true).Attr(beta_zero).In(self).In(a).In(b);
+  call.Attr(std::string(kind)).Attr(true).Attr(beta_zero).Attr(PrecisionAttr(a)).In(self).In(a).In(b);
   call.Scalar(alpha, a.scalar_type()).Scalar(beta, a.scalar_type());
   return call;
 }

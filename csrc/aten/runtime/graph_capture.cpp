@@ -108,6 +108,12 @@ std::shared_ptr<GraphReplay> GraphCapture::End(const std::vector<at::Tensor>& in
     }
     arg.dtype = s.input_types.at(i).dtype;
     arg.donated_to = i < s.donate.size() ? s.donate[i] : -1;
+    // A buffer the region read but did not take as input (a constant the
+    // graph made, e.g. SDPA's causal mask under autocast) that the captured
+    // launch donated is gone: a replay would pass a deleted buffer.
+    if (arg.placeholder < 0 && arg.donated_to >= 0) {
+      return fail("the region donated a buffer it does not take as input (argument " + std::to_string(i) + ")");
+    }
     replay->args_.push_back(std::move(arg));
   }
   std::unordered_map<uint64_t, int> result_of;  // storage id -> program result
