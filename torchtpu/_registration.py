@@ -47,6 +47,7 @@ def register() -> None:
     # launches as one program with the backward pass before it.
     from torch.optim.optimizer import register_optimizer_step_post_hook
     register_optimizer_step_post_hook(_cut_after_optimizer_step)
+    _register_distributed()
     _registered = True
 
 
@@ -58,3 +59,9 @@ def _cut_after_optimizer_step(optimizer, args, kwargs) -> None:
     from . import _C
     if _C._get_eager_mode() == "fused":
         _C._cut(-1, "optimizer_step")
+
+
+def _register_distributed() -> None:
+    # The `tpu` backend of torch.distributed (torchtpu/distributed/).
+    from .distributed import register_backend
+    register_backend()
