@@ -18,6 +18,8 @@ import torch.nn.functional as F
 import nanogpt
 
 LR = 3e-3
+# The device the strategies train on; "cpu" (with gloo) checks these loops themselves.
+DEVICE = os.environ.get("DIST_GPT_DEVICE", "tpu")
 
 
 def small_config(**overrides) -> dict:
@@ -76,12 +78,12 @@ def train_ddp(model, data, steps, gbatch, no_sync=False, find_unused=False, log_
     rank, world = dist.get_rank(), dist.get_world_size()
     if find_unused:
         model.unused = torch.nn.Linear(4, 4)
-    model.to("tpu")
+    model.to(DEVICE)
     ddp = DDP(model, bucket_cap_mb=0.02, find_unused_parameters=find_unused)
     opt = make_optimizer(ddp.parameters())
     losses = []
     for step, (x, y) in enumerate(global_batches(data, steps, gbatch, model.config.block_size)):
-        x, y = local_rows(x, rank, world).to("tpu"), local_rows(y, rank, world).to("tpu")
+        x, y = local_rows(x, rank, world).to(DEVICE), local_rows(y, rank, world).to(DEVICE)
         opt.zero_grad(set_to_none=True)
         if no_sync:
             (x1, x2), (y1, y2) = x.chunk(2), y.chunk(2)
@@ -115,15 +117,15 @@ def fsdp_shard(model, mesh, mixed_precision=False):
 def train_fsdp(model, data, steps, gbatch, mixed_precision=False, log_every=0, opt_out=None):
     from torch.distributed.device_mesh import init_device_mesh
     rank, world = dist.get_rank(), dist.get_world_size()
-    mesh = init_device_mesh("tpu", (world,))
-    model.to("tpu")
+    mesh = init_device_mesh(DEVICE, (world,))
+    model.to(DEVICE)
     fsdp_shard(model, mesh, mixed_precision)
     opt = make_optimizer(model.parameters())
     if opt_out is not None:
         opt_out.append(opt)
     losses = []
     for step, (x, y) in enumerate(global_batches(data, steps, gbatch, model.config.block_size)):
-        x, y = local_rows(x, rank, world).to("tpu"), local_rows(y, rank, world).to("tpu")
+        x, y = local_rows(x, rank, world).to(DEVICE), local_rows(y, rank, world).to(DEVICE)
         _, loss = model(x, y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -174,36 +176,56 @@ def tp_prepare(model, tp: int):
         _shard_qkv_by_heads(block.attn, tp)
 
 
-def tp_parallelize(model, tp_mesh):
+def tp_parallelize(model, tp_mesh, sequence_parallel=False):
     """Megatron-style plan on each block: attention qkv/proj and MLP fc/proj
-    column-/row-parallel (after tp_prepare)."""
-    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+    column-/row-parallel (after tp_prepare). With `sequence_parallel`, the
+    residual stream between them is sharded over the sequence: LayerNorms run
+    on sequence shards (SequenceParallel), each block all-gathers before qkv
+    and fc and reduce-scatters after proj, and the embeddings' output and the
+    head's input are resharded at the edges."""
+    from torch.distributed.tensor import Replicate, Shard
+    from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleInput,
+                                                   PrepareModuleOutput, RowwiseParallel,
+                                                   SequenceParallel, parallelize_module)
     for block in model.blocks:
-        parallelize_module(block, tp_mesh, {
-            "attn.qkv": ColwiseParallel(),
-            "attn.proj": RowwiseParallel(),
-            "mlp.0": ColwiseParallel(),
-            "mlp.2": RowwiseParallel(),
+        if not sequence_parallel:
+            plan = {"attn.qkv": ColwiseParallel(), "attn.proj": RowwiseParallel(),
+                    "mlp.0": ColwiseParallel(), "mlp.2": RowwiseParallel()}
+        else:
+            gather = PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),),
+                                        use_local_output=True)
+            plan = {"ln1": SequenceParallel(), "attn": gather,
+                    "attn.qkv": ColwiseParallel(), "attn.proj": RowwiseParallel(output_layouts=Shard(1)),
+                    "ln2": SequenceParallel(), "mlp": gather,
+                    "mlp.0": ColwiseParallel(), "mlp.2": RowwiseParallel(output_layouts=Shard(1))}
+        parallelize_module(block, tp_mesh, plan)
+    if sequence_parallel:
+        parallelize_module(model, tp_mesh, {
+            # The embeddings' sum arrives whole on every rank; keep this rank's sequence shard.
+            "drop": PrepareModuleOutput(output_layouts=(Replicate(),), desired_output_layouts=(Shard(1),),
+                                        use_local_output=True),
+            "ln_f": SequenceParallel(),
+            "head": ColwiseParallel(input_layouts=Shard(1), output_layouts=Replicate()),
         })
     return model
 
 
-def train_tp(model, data, steps, gbatch, dp=1, log_every=0):
+def train_tp(model, data, steps, gbatch, dp=1, sequence_parallel=False, log_every=0):
     """Tensor parallel over (world // dp) ranks; with dp > 1 a 2-D mesh
     (data x tensor): FSDP2 shards over "dp", each dp group sees its rows."""
     from torch.distributed.device_mesh import init_device_mesh
     world = dist.get_world_size()
-    mesh = init_device_mesh("tpu", (dp, world // dp), mesh_dim_names=("dp", "tp"))
+    mesh = init_device_mesh(DEVICE, (dp, world // dp), mesh_dim_names=("dp", "tp"))
     tp_prepare(model, world // dp)
-    model.to("tpu")
-    tp_parallelize(model, mesh["tp"])
+    model.to(DEVICE)
+    tp_parallelize(model, mesh["tp"], sequence_parallel)
     if dp > 1:
         fsdp_shard(model, mesh["dp"])
     opt = make_optimizer(model.parameters())
     dp_rank = mesh["dp"].get_local_rank()
     losses = []
     for step, (x, y) in enumerate(global_batches(data, steps, gbatch, model.config.block_size)):
-        x, y = local_rows(x, dp_rank, dp).to("tpu"), local_rows(y, dp_rank, dp).to("tpu")
+        x, y = local_rows(x, dp_rank, dp).to(DEVICE), local_rows(y, dp_rank, dp).to(DEVICE)
         _, loss = model(x, y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
