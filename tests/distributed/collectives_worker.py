@@ -175,12 +175,13 @@ def main():
                 else:
                     same(f"send/recv {tag}", got, c)
 
-    # Coalesced variants DDP/FSDP reach through _coalescing_manager.
+    # Coalesced variants DDP/FSDP reach through _coalescing_manager. gloo has
+    # no coalescing block, so its reference is the same coalesced wire op
+    # (all_reduce_coalesced: its summation order differs from all_reduce's)
+    # or the ops one by one where those are exact.
     xs = [data((4,), torch.float32, rank, salt=s) for s in range(3)]
     cs = [x.clone() for x in xs]
-    with dist._coalescing_manager(device=torch.device("cpu")):
-        for x in cs:
-            dist.all_reduce(x)
+    dist.all_reduce_coalesced(cs)
     ts = [x.to(dev) for x in xs]
     with dist._coalescing_manager(device=dev, async_ops=True) as cm:
         for x in ts:
@@ -188,9 +189,8 @@ def main():
     cm.wait()
     same("coalesced all_reduce", ts, cs)
     outs_c = [torch.empty(world * 4) for _ in xs]
-    with dist._coalescing_manager(device=torch.device("cpu")):
-        for o, x in zip(outs_c, xs):
-            dist.all_gather_into_tensor(o, x)
+    for o, x in zip(outs_c, xs):
+        dist.all_gather_into_tensor(o, x)
     outs_t = [torch.empty(world * 4, device=dev) for _ in xs]
     with dist._coalescing_manager(device=dev):
         for o, x in zip(outs_t, xs):
@@ -198,9 +198,8 @@ def main():
     same("coalesced all_gather_into_tensor", outs_t, outs_c)
     bigs = [data((world * 4,), torch.float32, rank, salt=50 + s) for s in range(3)]
     outs_c = [torch.empty(4) for _ in bigs]
-    with dist._coalescing_manager(device=torch.device("cpu")):
-        for o, x in zip(outs_c, bigs):
-            dist.reduce_scatter_tensor(o, x)
+    for o, x in zip(outs_c, bigs):
+        dist.reduce_scatter_tensor(o, x)
     outs_t = [torch.empty(4, device=dev) for _ in bigs]
     with dist._coalescing_manager(device=dev):
         for o, x in zip(outs_t, bigs):
