@@ -46,8 +46,8 @@ def local_rows(x: torch.Tensor, rank: int, world: int) -> torch.Tensor:
     return x[rank * per:(rank + 1) * per]
 
 
-def make_optimizer(params):
-    return torch.optim.AdamW(params, lr=LR, weight_decay=0.1)
+def make_optimizer(params, foreach=None):
+    return torch.optim.AdamW(params, lr=LR, weight_decay=0.1, foreach=foreach)
 
 
 def mean_over(loss: torch.Tensor, group=None) -> float:
@@ -221,7 +221,9 @@ def train_tp(model, data, steps, gbatch, dp=1, sequence_parallel=False, log_ever
     tp_parallelize(model, mesh["tp"], sequence_parallel)
     if dp > 1:
         fsdp_shard(model, mesh["dp"])
-    opt = make_optimizer(model.parameters())
+    # Without FSDP the embeddings stay plain tensors next to DTensor parameters; the
+    # multi-tensor (foreach) kernels refuse such a mix, so one tensor at a time.
+    opt = make_optimizer(model.parameters(), foreach=None if dp > 1 else False)
     dp_rank = mesh["dp"].get_local_rank()
     losses = []
     for step, (x, y) in enumerate(global_batches(data, steps, gbatch, model.config.block_size)):

@@ -20,5 +20,9 @@ void BindDistributed(py::module_& m) {
            py::arg("rank"), py::arg("size"), py::arg("wire"), py::arg("stages_through_host") = true,
            py::arg("transport_name") = "gloo (host-staged)")
       .def_property_readonly("transport_name", [](const ProcessGroupTpu& pg) { return pg.transport().name; })
+      // split_group deep-copies `options` for the new group; None makes the
+      // C++ split use the wire's own options object, whose type the wire
+      // (gloo) needs and whose Python form cannot be copied.
+      .def_property_readonly("options", [](ProcessGroupTpu&) { return py::none(); })
       .def_property_readonly("wire", [](const ProcessGroupTpu& pg) { return pg.transport().wire; });
 }

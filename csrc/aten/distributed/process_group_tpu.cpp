@@ -1,6 +1,7 @@
 #include "aten/distributed/process_group_tpu.h"
 
 #include <ATen/core/ivalue.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
 #include "aten/distributed/staging.h"
 
@@ -77,6 +78,22 @@ ProcessGroupTpu::ProcessGroupTpu(int rank, int size, Transport transport)
     staging.WriteBack();                                                         \
     return c10::make_intrusive<CompletedWork>(getRank(), op_type, outputs);      \
   } while (0)
+
+c10::intrusive_ptr<c10d::Backend> ProcessGroupTpu::split(const c10::intrusive_ptr<c10d::Store>& store,
+                                                         const std::vector<int>& ranks,
+                                                         const c10::intrusive_ptr<Options>& opts) {
+  std::lock_guard<std::mutex> lock(split_mu_);
+  const std::string key = opts ? opts->group_name : std::string();
+  auto it = splits_.find(key);
+  if (!key.empty() && it != splits_.end()) return it->second;
+  // The wire's keys under their own prefix, as at creation (torchtpu/distributed).
+  auto wire = transport_.wire->split(c10::make_intrusive<c10d::PrefixStore>("tpu_wire/", store), ranks, opts);
+  if (!wire) return nullptr;  // this rank is not in `ranks`
+  c10::intrusive_ptr<c10d::Backend> group = c10::make_intrusive<ProcessGroupTpu>(
+      wire->getRank(), wire->getSize(), Transport{wire, transport_.stages_through_host, transport_.name});
+  if (!key.empty()) splits_[key] = group;
+  return group;
+}
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTpu::endCoalescing() {
   return c10::make_intrusive<CompletedWork>(getRank(), c10d::OpType::COALESCED, std::vector<at::Tensor>{});

@@ -11,6 +11,9 @@
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
+#include <map>
+#include <mutex>
+
 #include "aten/distributed/transport.h"
 
 namespace torchtpu::aten::distributed {
@@ -23,6 +26,16 @@ class ProcessGroupTpu final : public c10d::Backend {
   const Transport& transport() const { return transport_; }
 
   void setTimeout(std::chrono::milliseconds timeout) override { transport_.wire->setTimeout(timeout); }
+  c10::intrusive_ptr<Options> getBackendOptions() override { return transport_.wire->getBackendOptions(); }
+
+  // Splitting (DeviceMesh and split_group use it once init_process_group had a
+  // device_id) splits the wire. The parent is registered for both cpu and tpu,
+  // and ProcessGroup::splitGroup splits each device's backend: the second
+  // request for the same group returns the first split, as one backend serves both.
+  bool supportsSplitting() const override { return transport_.wire->supportsSplitting(); }
+  c10::intrusive_ptr<c10d::Backend> split(const c10::intrusive_ptr<c10d::Store>& store,
+                                          const std::vector<int>& ranks,
+                                          const c10::intrusive_ptr<Options>& opts) override;
   // Collectives complete inside each call, so a coalescing block has nothing
   // to batch: each op runs at once and the block's Work is complete.
   void startCoalescing() override {}
@@ -80,6 +93,8 @@ class ProcessGroupTpu final : public c10d::Backend {
 
  private:
   Transport transport_;
+  std::mutex split_mu_;
+  std::map<std::string, c10::intrusive_ptr<c10d::Backend>> splits_;  // by group name
 };
 
 }  // namespace torchtpu::aten::distributed
