@@ -30,6 +30,12 @@ def full_state(model):
     return get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
 
 
+def check_equal(full, want, world):
+    assert full.keys() == want.keys(), (sorted(full), sorted(want))
+    for k in want:
+        assert torch.equal(full[k], want[k]), f"{k} differs after loading on {world} ranks"
+
+
 def main():
     action, folder = sys.argv[1], sys.argv[2]
     dist.init_process_group("tpu", device_id=torch.device("tpu", 0))
@@ -51,11 +57,10 @@ def main():
         state = {"model": model_sd, "optim": optim_sd}
         dcp.load(state, checkpoint_id=folder)
         set_state_dict(model, opt, model_state_dict=state["model"], optim_state_dict=state["optim"])
+        # Gathered from all ranks' shards; with cpu_offload only rank 0 holds it.
         full = full_state(model)
-        want = torch.load(os.path.join(folder, "full.pt"))
-        assert full.keys() == want.keys(), (sorted(full), sorted(want))
-        for k in want:
-            assert torch.equal(full[k], want[k]), f"{k} differs after loading on {world} ranks"
+        if rank == 0:
+            check_equal(full, torch.load(os.path.join(folder, "full.pt")), world)
         # The optimizer state came back too: AdamW's step count is 3 everywhere.
         steps = {float(s["step"]) for s in opt.state_dict()["state"].values()}
         assert steps == {3.0}, steps
