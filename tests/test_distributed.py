@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -19,7 +20,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKERS = os.path.join(HERE, "distributed")
 REPO = os.path.dirname(HERE)
-TIMEOUT_S = 600
+TIMEOUT_S = int(os.environ.get("TORCHTPU_TEST_DIST_TIMEOUT", "600"))
 
 pytestmark = pytest.mark.needs_tpu
 
@@ -37,8 +38,15 @@ def _env(mode: str) -> dict:
 def torchrun(script: str, nproc: int, *args: str, mode: str = "strict") -> str:
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}",
            os.path.join(WORKERS, script), *args]
-    proc = subprocess.run(cmd, env=_env(mode), capture_output=True, text=True, timeout=TIMEOUT_S)
-    out = proc.stdout + proc.stderr
+    # A session of its own, so that a hung run is stopped with all its ranks.
+    proc = subprocess.Popen(cmd, env=_env(mode), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        pytest.fail(f"{' '.join(cmd[2:])} ran past {TIMEOUT_S} s:\n{out[-6000:]}")
     assert proc.returncode == 0, f"{' '.join(cmd[2:])} exited {proc.returncode}:\n{out[-6000:]}"
     return out
 

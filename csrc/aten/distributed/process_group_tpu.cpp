@@ -1,5 +1,6 @@
 #include "aten/distributed/process_group_tpu.h"
 
+#include <Python.h>
 #include <ATen/core/ivalue.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
@@ -66,6 +67,19 @@ ProcessGroupTpu::ProcessGroupTpu(int rank, int size, Transport transport)
   TORCH_CHECK(transport_.stages_through_host,
               "torchtpu distributed: transport '", transport_.name,
               "' takes device tensors, which this build cannot drive yet (only host-staged transports)");
+}
+
+ProcessGroupTpu::~ProcessGroupTpu() {
+  // The last reference usually goes with the Python object, under the GIL.
+  // gloo's destructor joins its worker threads, and a worker may be freeing
+  // a finished work's Python-owned tensors, which needs the GIL: release it
+  // while the wire goes, or the two wait for each other forever.
+  if (Py_IsInitialized() && PyGILState_Check()) {
+    PyThreadState* state = PyEval_SaveThread();
+    splits_.clear();
+    transport_.wire.reset();
+    PyEval_RestoreThread(state);
+  }
 }
 
 // Each collective: stage, run on the wire, wait (the wire's timeout applies

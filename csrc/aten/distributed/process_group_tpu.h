@@ -21,6 +21,7 @@ namespace torchtpu::aten::distributed {
 class ProcessGroupTpu final : public c10d::Backend {
  public:
   ProcessGroupTpu(int rank, int size, Transport transport);
+  ~ProcessGroupTpu() override;
 
   const std::string getBackendName() const override { return "tpu"; }
   const Transport& transport() const { return transport_; }
