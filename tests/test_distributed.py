@@ -59,8 +59,8 @@ def _free_port() -> int:
 
 
 @pytest.mark.mode_independent
-def test_killed_rank_makes_the_others_raise_within_timeout():
-    timeout_s = 30
+@pytest.mark.parametrize("how,timeout_s", [("die", 30), ("hang", 8)])
+def test_killed_or_hung_rank_makes_the_others_raise_within_timeout(how, timeout_s):
     world = 3
     env = _env("strict")
     env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()), WORLD_SIZE=str(world))
@@ -68,7 +68,7 @@ def test_killed_rank_makes_the_others_raise_within_timeout():
     for rank in range(world):
         e = dict(env, RANK=str(rank), LOCAL_RANK=str(rank))
         procs.append(subprocess.Popen([sys.executable, os.path.join(WORKERS, "killed_rank_worker.py"),
-                                       str(timeout_s)], env=e, stdout=subprocess.PIPE,
+                                       str(timeout_s), how], env=e, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, text=True))
     outs = []
     try:
@@ -83,4 +83,5 @@ def test_killed_rank_makes_the_others_raise_within_timeout():
     for rank in range(world - 1):
         m = re.search(r"SURVIVOR RAISED rank=\d+ after=([\d.]+)", outs[rank])
         assert m and procs[rank].returncode == 0, f"rank {rank} did not raise:\n{outs[rank][-3000:]}"
-        assert float(m.group(1)) <= timeout_s, outs[rank]
+        # Within the timeout (plus scheduling slack on a loaded machine).
+        assert float(m.group(1)) <= timeout_s + 5, outs[rank]
