@@ -50,6 +50,7 @@ def register() -> None:
     # torch's flex_attention checks the device against a fixed list (_flex_attention.py).
     from ._flex_attention import allow_tpu
     allow_tpu()
+    _register_distributed()
     _registered = True
 
 
@@ -78,3 +79,9 @@ def _cut_after_optimizer_step(optimizer, args, kwargs) -> None:
     from . import _C
     if _C._get_eager_mode() == "fused":
         _C._cut(-1, "optimizer_step")
+
+
+def _register_distributed() -> None:
+    # The `tpu` backend of torch.distributed (torchtpu/distributed/).
+    from .distributed import register_backend
+    register_backend()

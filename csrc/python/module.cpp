@@ -21,6 +21,8 @@
 namespace py = pybind11;
 using namespace torchtpu::aten;
 
+void BindDistributed(py::module_& m);  // distributed.cpp: the tpu c10d backend
+
 // ---- The persistent compile cache (see the block at the end of the module). ----
 namespace {
 
@@ -83,6 +85,7 @@ void ApplyCacheSetup(torchtpu::graph::CompileCache& cache) {
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "torchtpu C++ runtime";
+  BindDistributed(m);
   m.def("_init", []() {
     RegisterHooks();
     RegisterAllOps();

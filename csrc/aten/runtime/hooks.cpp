@@ -8,6 +8,7 @@
 #include "aten/runtime/device.h"
 #include "aten/runtime/generator.h"
 #include "aten/runtime/hooks.h"
+#include "aten/runtime/pinned_host.h"
 #include "aten/runtime/runtime.h"
 #include "aten/runtime/storage.h"
 
@@ -42,8 +43,8 @@ struct TpuHooks final : public at::PrivateUse1HooksInterface {
     // Storage pointers do not encode their device; callers use the tensor's.
     return TpuDevice(CurrentDevice());
   }
-  bool isPinnedPtr(const void* data) const override { return false; }
-  c10::Allocator* getPinnedMemoryAllocator() const override { return c10::GetCPUAllocator(); }
+  bool isPinnedPtr(const void* data) const override { return IsPinnedHostPtr(data); }
+  c10::Allocator* getPinnedMemoryAllocator() const override { return PinnedHostAllocator(); }
   const at::Generator& getDefaultGenerator(c10::DeviceIndex device_index) const override {
     return DefaultGenerator(device_index);
   }

@@ -1,0 +1,31 @@
+"""Pinned host memory and the torch.tpu stream API (added for the distributed
+backend: DDP's reducer asserts pinned memory, FSDP2 drives streams/events)."""
+import pytest
+import torch
+
+pytestmark = pytest.mark.needs_tpu
+
+
+def test_pinned_host_memory_reports_pinned_and_round_trips():
+    x = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    p = torch.empty((3, 4), pin_memory=True)
+    assert p.is_pinned() and not x.is_pinned()
+    p.copy_(x)
+    t = torch.empty((3, 4), device="tpu")
+    t.copy_(p, non_blocking=True)
+    assert torch.equal(t.cpu(), x)
+
+
+def test_streams_are_one_in_order_queue():
+    s1, s2 = torch.tpu.Stream(priority=-1), torch.tpu.current_stream()
+    a = torch.ones(4, device="tpu")
+    with torch.tpu.stream(s1):
+        b = a * 3
+    ev = torch.tpu.Event()
+    ev.record(s1)
+    s2.wait_event(ev)
+    s2.wait_stream(s1)
+    c = b + 1
+    ev.synchronize()
+    assert s1 == s2 and ev.query() and s1.query()
+    assert torch.equal(c.cpu(), torch.full((4,), 4.0))
