@@ -10,8 +10,8 @@
 // sequence by comparing its index with the sequences' start offsets, gathers
 // that sequence's block-table row and the blocks it names, and attends to
 // the keys its position may see (causal, and the sliding window when one is
-// set). Tokens past the last sequence (bucket padding) attend to their
-// clamped sequence's first key only; their outputs are ignored by the caller.
+// set). Tokens past the last sequence (bucket padding) get finite outputs
+// that the caller ignores.
 #include "lower/lower_util.h"
 #include "graph/lowering.h"
 
@@ -115,9 +115,9 @@ REGISTER_LOWERING("paged.ragged_attention", [](Builder& b, const graph::Node& n,
     Value near = b.Cmp(b.Sub(pos_b, key_pos), b.Constant(Literal::Int(window), DType::kI64, {t, s}), Compare::kLT);
     visible = And(b, visible, near);
   }
-  // Padding tokens (negative positions) see key 0, so no row is empty.
-  visible = Or(b, visible, b.Cmp(key_pos, b.Constant(Literal::Int(0), DType::kI64, {t, s}), Compare::kEQ));
   Value mask = b.BroadcastInDim(visible, scores.shape(), {0, 3});
+  // Masked scores are a large finite negative, not -inf: a row that sees no
+  // key (a padding token) gets a uniform, finite softmax instead of NaN.
   Value lowest = b.Constant(Literal::Float(-1e30), acc, scores.shape());
   scores = b.Select(mask, scores, lowest);
 

@@ -32,6 +32,7 @@ from vllm.v1.outputs import SamplerOutput
 from vllm.v1.worker.cpu_model_runner import CPUModelRunner
 from vllm.v1.worker.utils import bind_kv_cache
 
+import torchtpu._cache as ttc
 import torchtpu.experimental as ttx
 
 from .attention import PAD_SLOT, TpuPagedAttentionMetadata
@@ -48,6 +49,7 @@ class TpuModelRunner(CPUModelRunner):
         self.buckets = Buckets.from_config(vllm_config)
         self._num_logits = 0
         self.warmup_seconds = None
+        self._compiles_reported = 0
 
     # --- KV cache: one [num_blocks, kv_heads, block_size, 2 * head] tpu tensor per layer
     def initialize_kv_cache_tensors(self, kv_cache_config, kernel_block_sizes, kv_cache_allocation_context=None):
@@ -104,6 +106,23 @@ class TpuModelRunner(CPUModelRunner):
         # graph, cut when the mode is left at the end of the step.
         with ttx.set_eager_mode("fused"):
             return super().execute_model(scheduler_output, intermediate_tensors)
+
+    def sample_tokens(self, *args, **kwargs):
+        out = super().sample_tokens(*args, **kwargs)
+        self._report_compiles()
+        return out
+
+    def _report_compiles(self) -> None:
+        """Logs programs compiled after warmup (a shape warmup missed: the
+        step stalled while it compiled). TORCHTPU_RECOMPILE=warn/error names
+        each one as it happens."""
+        if self.warmup_seconds is None:
+            return
+        n = ttc.counters()["misses_after_warmup"]
+        if n > self._compiles_reported:
+            logger.warning("torchtpu: %d program(s) compiled after warmup (%d in all)",
+                           n - self._compiles_reported, n)
+            self._compiles_reported = n
 
     def _sample(self, logits, spec_decode_metadata) -> SamplerOutput:
         n = self._num_logits
