@@ -30,5 +30,9 @@ from ._registration import register as _register  # noqa: E402
 
 _register()
 
+from ._torchvision_hook import install as _install_torchvision_hook  # noqa: E402
+
+_install_torchvision_hook()  # torchvision's CUDA-linked ops: see _torchvision_hook.py
+
 from ._api import compile_cache_stats, fallback_stats, reset_fallback_stats  # noqa: E402,F401
 from ._cache import UnexpectedCompileError  # noqa: E402,F401

@@ -165,3 +165,15 @@ class TpuPagedAttentionImpl(AttentionImpl):
             self.scale, self.sliding_window, m.num_blocks_per_seq)
         output.copy_(out.view(output.shape))
         return output
+
+
+def _register_name() -> None:
+    """vLLM's layers look their backend up by name in AttentionBackendEnum;
+    an out-of-tree backend adds its own member."""
+    from vllm.v1.attention.backends.registry import AttentionBackendEnum, register_backend
+    name = TpuPagedAttentionBackend.get_name()
+    if name not in AttentionBackendEnum.__members__:
+        register_backend(name, f"{__name__}.TpuPagedAttentionBackend")
+
+
+_register_name()

@@ -3,6 +3,7 @@ gloo process group) with the tpu model runner, a fixed KV cache budget and
 bucket warmup in place of vLLM's profiling run."""
 from __future__ import annotations
 
+import contextlib
 import os
 
 import torch
@@ -32,6 +33,10 @@ class TpuWorker(CPUWorker):
         set_random_seed(self.model_config.seed)
         torch.tpu.manual_seed_all(self.model_config.seed or 0)
         self.model_runner = TpuModelRunner(self.vllm_config, torch.device("tpu"))
+
+    def _maybe_get_memory_pool_context(self, tag: str):
+        # No CuMem-style pools (sleep mode) on tpu: plain allocations.
+        return contextlib.nullcontext()
 
     def determine_available_memory(self) -> int:
         # Set by TpuPlatform.check_and_update_config when not given.
