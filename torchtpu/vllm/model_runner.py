@@ -98,8 +98,14 @@ class TpuModelRunner(CPUModelRunner):
         ids[:n] = input_ids
         pos = torch.zeros(tb, dtype=positions.dtype)
         pos[:n] = positions
-        return self.model(input_ids=ids.to(self.tpu), positions=pos.to(self.tpu), intermediate_tensors=None,
-                          inputs_embeds=None, **model_kwargs)
+        ids, pos = ids.to(self.tpu), pos.to(self.tpu)
+        hidden = self.model(input_ids=ids, positions=pos, intermediate_tensors=None, inputs_embeds=None,
+                            **model_kwargs)
+        # Cut here, in this frame: a fused program's key includes which of
+        # its inputs are still alive (donation), so the forward pass is cut
+        # at a point where warmup and serving hold exactly the same tensors.
+        ttx.cut()
+        return hidden
 
     def execute_model(self, scheduler_output, intermediate_tensors=None):
         # Fused mode: the forward pass and the logits are recorded into one
@@ -157,7 +163,10 @@ class TpuModelRunner(CPUModelRunner):
         with ttx.set_eager_mode("fused"):
             with set_forward_context(attn_metadata, self.vllm_config, num_tokens=tb):
                 hidden = self._model_forward(input_ids=ids, positions=pos)
-            logits = self.model.compute_logits(hidden[torch.zeros(rb, dtype=torch.int64).to(self.tpu)])
+            # As execute_model: the hidden states and the sampled rows stay
+            # alive (its ExecuteModelState holds them), the indices do not.
+            sample_hidden = hidden[torch.zeros(rb, dtype=torch.int64).to(self.tpu)]
+            logits = self.model.compute_logits(sample_hidden)
         with ttx.set_eager_mode("fused"):
             tokens = sample(logits, SamplingInputs.neutral(rb).to(self.tpu))
         tokens.cpu()
