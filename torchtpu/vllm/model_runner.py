@@ -179,10 +179,10 @@ class TpuModelRunner(CPUModelRunner):
             it = tqdm(shapes, desc="torchtpu: warming up buckets (tokens, requests, blocks)", unit="bucket")
         except ImportError:  # tqdm is a vLLM dependency; keep going without a bar
             it = shapes
-        for tb, rb, bb in it:
-            self._bucket_step(tb, rb, bb)
+        with ttx.warmup_phase():  # declares warmup done at its end
+            for tb, rb, bb in it:
+                self._bucket_step(tb, rb, bb)
         self.warmup_seconds = time.perf_counter() - start
-        ttx.warmup_done()
         logger.info("torchtpu: warmed up %d buckets in %.1f s; compiles from now on are reported "
                     "(TORCHTPU_RECOMPILE)", len(shapes), self.warmup_seconds)
         return self.warmup_seconds

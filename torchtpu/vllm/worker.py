@@ -8,6 +8,8 @@ import os
 
 import torch
 
+import torchtpu.experimental as ttx
+
 from vllm.logger import init_logger
 from vllm.utils.torch_utils import set_random_seed
 from vllm.v1.worker.cpu_worker import CPUWorker
@@ -24,6 +26,9 @@ class TpuWorker(CPUWorker):
         # The runner's bookkeeping tensors are host tensors; the model and
         # the KV cache are placed on tpu by the runner.
         self.device = torch.device("cpu")
+        # A new engine is in its warmup until its runner has run every bucket
+        # (another engine in this process may have declared warmup done).
+        ttx.warmup_done(False)
         init_method = self.distributed_init_method
         os.environ["VLLM_DIST_IDENT"] = (
             os.path.basename(init_method.removeprefix("file://")) if init_method.startswith("file://")
