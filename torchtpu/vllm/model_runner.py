@@ -39,7 +39,7 @@ from .attention import PAD_SLOT, TpuPagedAttentionMetadata
 from .buckets import Buckets, bucket_for
 from .sampler import SamplingInputs, sample
 
-logger = init_logger(__name__)
+logger = init_logger("vllm.torchtpu")  # under "vllm": configured by vLLM's logging
 
 
 class TpuModelRunner(CPUModelRunner):

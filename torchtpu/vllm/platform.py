@@ -19,7 +19,7 @@ from vllm.platforms.interface import Platform, PlatformEnum
 if TYPE_CHECKING:
     from vllm.config import VllmConfig
 
-logger = init_logger(__name__)
+logger = init_logger("vllm.torchtpu")  # under "vllm": configured by vLLM's logging
 
 # The KV cache size when vLLM is not told (--kv-cache-memory-bytes): the CPU
 # PJRT plugin reports no device memory, and a fraction of the host's memory

@@ -18,7 +18,7 @@ from vllm.v1.worker.worker_base import CompilationTimes
 
 from .model_runner import TpuModelRunner
 
-logger = init_logger(__name__)
+logger = init_logger("vllm.torchtpu")  # under "vllm": configured by vLLM's logging
 
 
 class TpuWorker(CPUWorker):
