@@ -37,10 +37,10 @@ PROMPTS = [
 MAX_NEW = 12
 
 
-def make_llm(path):
+def make_llm(path, prefix_caching):
     from vllm import LLM
     return LLM(model=path, dtype="float32", max_model_len=128, max_num_seqs=8, max_num_batched_tokens=32,
-               enable_prefix_caching=False, seed=0)
+               enable_prefix_caching=prefix_caching, seed=0)
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,9 @@ def engines(tmp_path_factory):
     out = {}
     for arch in ("llama", "qwen3"):
         path = tiny.write_model(str(tmp_path_factory.mktemp(arch)), arch=arch)
-        out[arch] = (path, make_llm(path))
+        # Llama with prefix caching: a repeated prompt starts from cached
+        # blocks (a first step with context already in the cache).
+        out[arch] = (path, make_llm(path, prefix_caching=(arch == "llama")))
     yield out
 
 
@@ -63,9 +65,12 @@ def test_greedy_matches_transformers(engines, arch):
     expected = tiny.hf_greedy(path, PROMPTS, MAX_NEW)
     before = torchtpu.compile_cache_stats().counters["misses_after_warmup"]
     params = SamplingParams(temperature=0.0, max_tokens=MAX_NEW, ignore_eos=True)
-    outs = llm.generate([{"prompt_token_ids": p} for p in PROMPTS], params, use_tqdm=False)
-    got = [list(o.outputs[0].token_ids) for o in outs]
-    assert got == expected
+    for run in range(2):  # the second time, prompts' full blocks come from the prefix cache (llama)
+        outs = llm.generate([{"prompt_token_ids": p} for p in PROMPTS], params, use_tqdm=False)
+        got = [list(o.outputs[0].token_ids) for o in outs]
+        assert got == expected
+    if arch == "llama":
+        assert sum(o.num_cached_tokens or 0 for o in outs) >= 32, "the second run should hit the prefix cache"
     after = torchtpu.compile_cache_stats().counters["misses_after_warmup"]
     assert after == before == 0, "programs compiled after warmup"
 

@@ -37,13 +37,20 @@ REGISTER_LOWERING("paged.reshape_and_cache", [](Builder& b, const graph::Node& n
   Value pad = b.Cmp(slot, b.Constant(Literal::Int(0), DType::kI64, {t}), Compare::kLT);
   block = b.Select(pad, b.Constant(Literal::Int(nb), DType::kI64, {t}), block);
   offset = b.Select(pad, b.Constant(Literal::Int(0), DType::kI64, {t}), offset);
-  Value idx = b.Concatenate({b.Reshape(block, {t, 1}), b.Reshape(offset, {t, 1})}, 1);
+  // One index per (token, head): (block, head, offset), each window a
+  // contiguous row of 2D values. (A [heads, 2D] window per token, strided by
+  // the block size, made XLA's CPU scatter copy the whole cache.)
+  int64_t h = cache.shape()[1], d2 = cache.shape()[3];
+  auto per_head = [&](Value v) { return b.Reshape(b.BroadcastInDim(v, {t, h}, {0}), {t * h, 1}); };
+  Value head = b.Reshape(b.Iota({DType::kI64, {t, h}}, 1), {t * h, 1});
+  Value idx = b.Concatenate({per_head(block), head, per_head(offset)}, 1);
   hlo::ScatterDims s;
-  s.update_window_dims = {1, 2};        // kv's [H, 2D]
-  s.inserted_window_dims = {0, 2};      // block and offset are single points
-  s.scatter_dims_to_operand_dims = {0, 2};
+  s.update_window_dims = {1};            // a row of 2D values
+  s.inserted_window_dims = {0, 1, 2};    // block, head and offset are single points
+  s.scatter_dims_to_operand_dims = {0, 1, 2};
   s.index_vector_dim = 1;
-  return Values{b.Scatter(cache, idx, kv, s, [](Builder&, const Values& a) { return Values{a[1]}; })};
+  return Values{b.Scatter(cache, idx, b.Reshape(kv, {t * h, d2}), s,
+                          [](Builder&, const Values& a) { return Values{a[1]}; })};
 });
 
 // attrs: 0 scale (double), 1 sliding window (0 = none), 2 blocks per
