@@ -99,3 +99,28 @@ def test_device_sampling_parameters(engines):
     assert all(len(t) == 16 and all(0 <= x < vocab for x in t) for t in toks)
     assert toks != greedy16
     assert torchtpu.compile_cache_stats().counters["misses_after_warmup"] == 0
+
+
+def test_host_sampler_requests(engines):
+    """Requests the device sampler leaves to vLLM's host sampler (logprobs,
+    seeds) get the same greedy tokens, and still compile nothing."""
+    from vllm import SamplingParams
+    import torchtpu
+
+    _, llm = engines["llama"]
+    prompts = [{"prompt_token_ids": p} for p in PROMPTS]
+    greedy = [list(o.outputs[0].token_ids) for o in llm.generate(
+        prompts, SamplingParams(temperature=0.0, max_tokens=6, ignore_eos=True), use_tqdm=False)]
+    with_lp = llm.generate(prompts, SamplingParams(temperature=0.0, max_tokens=6, ignore_eos=True, logprobs=2),
+                           use_tqdm=False)
+    assert [list(o.outputs[0].token_ids) for o in with_lp] == greedy
+    for o in with_lp:
+        steps = o.outputs[0].logprobs
+        assert len(steps) == 6
+        for tok, step in zip(o.outputs[0].token_ids, steps):
+            assert max(step, key=lambda t: step[t].logprob) == tok
+    seeded = SamplingParams(temperature=1.0, seed=1234, max_tokens=8, ignore_eos=True)
+    a = [list(o.outputs[0].token_ids) for o in llm.generate(prompts, seeded, use_tqdm=False)]
+    b = [list(o.outputs[0].token_ids) for o in llm.generate(prompts, seeded, use_tqdm=False)]
+    assert a == b
+    assert torchtpu.compile_cache_stats().counters["misses_after_warmup"] == 0

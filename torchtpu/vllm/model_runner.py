@@ -135,7 +135,9 @@ class TpuModelRunner(CPUModelRunner):
         inputs = SamplingInputs.from_batch(self.input_batch, self.requests, n, logits.shape[0])
         if inputs is None:
             # Host sampler for what the device sampler does not do.
-            host_logits = logits[:n].cpu()
+            # The whole padded buffer (a plain download), then the rows: a
+            # device slice of n rows would be a new program for each n.
+            host_logits = logits.cpu()[:n]
             return self.sampler(logits=host_logits, sampling_metadata=self.input_batch.sampling_metadata)
         with ttx.set_eager_mode("fused"):
             tokens = sample(logits, inputs.to(self.tpu))
@@ -170,6 +172,9 @@ class TpuModelRunner(CPUModelRunner):
         with ttx.set_eager_mode("fused"):
             tokens = sample(logits, SamplingInputs.neutral(rb).to(self.tpu))
         tokens.cpu()
+        # The host sampler's download: logits are a view (the vocabulary is
+        # padded), so reading them is a copy program of this request bucket.
+        logits.cpu()
 
     def warmup(self) -> float:
         shapes = self.buckets.shapes()
