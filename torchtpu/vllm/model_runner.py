@@ -108,8 +108,8 @@ class TpuModelRunner(CPUModelRunner):
         return hidden
 
     def execute_model(self, scheduler_output, intermediate_tensors=None):
-        # Fused mode: the forward pass and the logits are recorded into one
-        # graph, cut when the mode is left at the end of the step.
+        # Fused mode: the forward pass is one program (cut in _model_forward),
+        # the logits a second one (cut when the mode is left at the end).
         with ttx.set_eager_mode("fused"):
             return super().execute_model(scheduler_output, intermediate_tensors)
 
