@@ -7,11 +7,16 @@ the bucket warmup, and sampling parameters that run on the device.
 Needs the optional dependency (pip install torch==2.13.0 -e .[vllm]); the
 skip message says so when it is missing.
 """
+import importlib.util
 import os
 
 import pytest
 
-pytest.importorskip("vllm", reason="vLLM is not installed: pip install torch==2.13.0 -e .[vllm]")
+# Checked without importing vLLM: collecting this file must not load it
+# into a session that runs other test files.
+if importlib.util.find_spec("vllm") is None:
+    pytest.skip("vLLM is not installed: pip install torch==2.13.0 -e .[vllm] (scripts/setup.sh does)",
+                allow_module_level=True)
 
 import torch  # noqa: E402
 
@@ -23,9 +28,6 @@ pytestmark = [
     pytest.mark.skipif(op_check.ON_CPU, reason="serves on the tpu device"),
 ]
 
-# In-process engine (no engine-core subprocess), so the test reads the
-# compile counters of the process that ran the model.
-os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 
 PROMPTS = [
     [5, 17, 99, 3],
@@ -47,6 +49,10 @@ def make_llm(path, prefix_caching):
 def engines(tmp_path_factory):
     """One engine per architecture for the whole module (start-up compiles
     every bucket; doing it once keeps the module to a few minutes)."""
+    # In-process engines (no engine-core subprocess), so the tests read the
+    # compile counters of the process that ran the model.
+    saved = os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING")
+    os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
     out = {}
     for arch in ("llama", "qwen3"):
         path = tiny.write_model(str(tmp_path_factory.mktemp(arch)), arch=arch)
@@ -54,6 +60,10 @@ def engines(tmp_path_factory):
         # blocks (a first step with context already in the cache).
         out[arch] = (path, make_llm(path, prefix_caching=(arch == "llama")))
     yield out
+    if saved is None:
+        os.environ.pop("VLLM_ENABLE_V1_MULTIPROCESSING", None)
+    else:
+        os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = saved
 
 
 @pytest.mark.parametrize("arch", ["llama", "qwen3"])

@@ -10,6 +10,7 @@ One server for the module (its start-up, with the bucket warmup, takes a
 minute or two on 2 cores).
 """
 import json
+import importlib.util
 import os
 import socket
 import subprocess
@@ -19,7 +20,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-pytest.importorskip("vllm", reason="vLLM is not installed: pip install torch==2.13.0 -e .[vllm]")
+# Checked without importing vLLM: collecting this file must not load it
+# into a session that runs other test files.
+if importlib.util.find_spec("vllm") is None:
+    pytest.skip("vLLM is not installed: pip install torch==2.13.0 -e .[vllm] (scripts/setup.sh does)",
+                allow_module_level=True)
 requests = pytest.importorskip("requests", reason="requests comes with vLLM")
 
 import op_check  # noqa: E402

@@ -5,7 +5,9 @@ torch its C++ ops do not load and `import torchvision` fails; transformers
 (the release vLLM pins imports it from its configuration modules) and vLLM
 then fail to import. `_support.ensure_torchvision()` provides those ops as
 torch-op CPU kernels; this finder runs it at the first import of torchvision
-in any process, so nothing is imported until someone asks for torchvision.
+in any process, so nothing is imported until someone asks for torchvision
+(an `importlib.util.find_spec("torchvision")`, as transformers' availability
+check does, counts as asking: it imports torchvision).
 """
 from __future__ import annotations
 
