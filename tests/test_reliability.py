@@ -332,3 +332,11 @@ def test_files_that_are_not_plugins_are_refused(tmp_path):
     r = run_python(LOAD_AND_RETRY, TORCHTPU_PLATFORM=str(lib))
     assert r.returncode == 0, r.stderr
     assert "no GetPjrtApi symbol" in r.stdout and "retry: 4.0" in r.stdout
+
+
+@pytest.mark.mode_independent
+def test_an_xla_abort_from_xla_flags_is_preceded_by_our_hint():
+    r = run_python("import torch; torch.ones(1, device='tpu')", XLA_FLAGS="--xla_no_such_flag")
+    assert r.returncode != 0  # XLA itself aborts on an unknown flag; we only name the cause first
+    hint = r.stderr.find('torchtpu: starting the PJRT plugin with XLA_FLAGS="--xla_no_such_flag"')
+    assert 0 <= hint < r.stderr.find("Unknown flag in XLA_FLAGS"), r.stderr

@@ -58,6 +58,11 @@ Runtime& Runtime::Get() {
 }
 
 namespace {
+const char* XlaFlags() {
+  const char* flags = std::getenv("XLA_FLAGS");
+  return flags && *flags ? flags : nullptr;
+}
+
 // The XLA plugins log informational lines to stderr while they start
 // ("cpu_device_count set via create_options"); failures come back as PJRT
 // errors, so the start is run with stderr closed unless TORCHTPU_VERBOSE=1.
@@ -66,6 +71,7 @@ class QuietStderr {
   QuietStderr() {
     const char* verbose = std::getenv("TORCHTPU_VERBOSE");
     if (verbose && std::string(verbose) == "1") return;
+    if (XlaFlags()) return;  // XLA's own message about a bad flag must show
     std::fflush(stderr);
     saved_ = dup(2);
     int null = open("/dev/null", O_WRONLY);
@@ -88,6 +94,14 @@ Runtime::Runtime(const RuntimeConfig& config) : memory_limit_(config.memory_limi
   std::map<std::string, pjrt::NamedValue> options;
   if (config.platform == "cpu" || path.find("xla_cpu") != std::string::npos) {
     options["cpu_device_count"] = config.cpu_device_count;
+  }
+  // XLA parses XLA_FLAGS while the client starts and aborts the process on
+  // a flag it does not know; say so first, in one line, so the abort that may
+  // follow has a name.
+  if (const char* flags = XlaFlags()) {
+    std::fprintf(stderr, "torchtpu: starting the PJRT plugin with XLA_FLAGS=\"%s\"; if the process aborts "
+                 "now, check those flags (unset XLA_FLAGS to run without them)\n", flags);
+    std::fflush(stderr);
   }
   {
     QuietStderr quiet;
