@@ -117,6 +117,13 @@ OpCall& OpCall::CheckIndices(bool negative_ok) {
   return *this;
 }
 
+namespace {
+// A fresh tpu tensor of a program result's type.
+at::Tensor EmptyOf(const hlo::TensorType& type, int device) {
+  return at::empty(type.shape, at::TensorOptions().dtype(ToTorch(type.dtype)).device(TpuDevice(device)));
+}
+}  // namespace
+
 void OpCall::TakeCheck(at::Tensor flags) {
   AddIndexCheck(device_, std::move(flags), node_.Describe());
   if (CurrentEagerMode() == EagerMode::kDebug) RaiseFailedIndexChecks(device_);
@@ -264,7 +271,7 @@ std::vector<at::Tensor> OpCall::Run() {
     std::vector<hlo::TensorType> types = ResultTypesFor(signature);
     std::vector<at::Tensor> outs;
     for (const hlo::TensorType& type : types) {
-      outs.push_back(at::empty(type.shape, at::TensorOptions().dtype(ToTorch(type.dtype)).device(TpuDevice(device_))));
+      outs.push_back(EmptyOf(type, device_));
     }
     Record({}, outs, types, signature);
     if (checked_) {
@@ -278,8 +285,7 @@ std::vector<at::Tensor> OpCall::Run() {
   std::vector<at::Tensor> outs;
   for (size_t i = 0; i < buffers.size(); ++i) {
     const hlo::TensorType& type = last_types_.at(i);
-    c10::ScalarType st = ToTorch(type.dtype);
-    at::Tensor t = at::empty(type.shape, at::TensorOptions().dtype(st).device(TpuDevice(device_)));
+    at::Tensor t = EmptyOf(type, device_);
     SetBuffer(StorageOf(t), std::move(buffers[i]), type.dtype);
     outs.push_back(std::move(t));
   }
@@ -316,10 +322,7 @@ void OpCall::RunInto(const std::vector<at::Tensor>& dsts) {
     const std::string signature = graph::Signature(node_);
     std::vector<hlo::TensorType> types = ResultTypesFor(signature);
     std::vector<at::Tensor> fresh;  // the check, the one result not written
-    if (checked_) {
-      const hlo::TensorType& t = types.back();
-      fresh.push_back(at::empty(t.shape, at::TensorOptions().dtype(ToTorch(t.dtype)).device(TpuDevice(device_))));
-    }
+    if (checked_) fresh.push_back(EmptyOf(types.back(), device_));
     Record(targets, fresh, types, signature);
     if (checked_) TakeCheck(std::move(fresh.back()));
     return;
@@ -330,7 +333,7 @@ void OpCall::RunInto(const std::vector<at::Tensor>& dsts) {
   }
   if (checked_) {
     const hlo::TensorType& type = last_types_.back();
-    at::Tensor flags = at::empty(type.shape, at::TensorOptions().dtype(ToTorch(type.dtype)).device(TpuDevice(device_)));
+    at::Tensor flags = EmptyOf(type, device_);
     SetBuffer(StorageOf(flags), std::move(buffers.at(targets.size())), type.dtype);
     TakeCheck(std::move(flags));
   }
