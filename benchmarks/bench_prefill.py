@@ -54,7 +54,7 @@ except Exception as _e:  # noqa: BLE001
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
 sys.path.insert(0, HERE)
-from bench_gpt import eager_mode_ctx, sync_tpu, tpu_backend_available  # noqa: E402
+from bench_gpt import LABELS, ORDER, eager_mode_ctx, sync_tpu, tpu_backend_available  # noqa: E402  (the same contenders)
 from llama_model import Llama, LlamaConfig, forward_flops  # noqa: E402
 
 CONFIGS = {
@@ -63,15 +63,6 @@ CONFIGS = {
     # Llama-3-8B's shape, for accelerators.
     "large": dict(dim=4096, n_layers=32, n_heads=32, n_kv_heads=8, ffn_hidden=14336, vocab_size=128256,
                   rope_theta=500000.0),
-}
-ORDER = ["cpu", "inductor", "jax", "strict", "fused", "compiled"]
-LABELS = {
-    "cpu": "PyTorch CPU eager",
-    "inductor": "PyTorch torch.compile (inductor, CPU)",
-    "jax": "JAX jax.jit (CPU)",
-    "strict": "torchtpu strict eager",
-    "fused": "torchtpu fused eager",
-    "compiled": 'torchtpu torch.compile(backend="tpu")',
 }
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
 
