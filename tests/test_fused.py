@@ -242,6 +242,55 @@ def test_a_failed_op_leaves_the_pending_graph_usable(fused):
     torch.testing.assert_close((a * 2).cpu(), a.cpu() * 2)
 
 
+@pytest.fixture
+def inject_compile_failure():
+    """torchtpu._C._inject_compile_failure, always switched off again."""
+    def inject(fused_programs=False, op=""):
+        torchtpu._C._inject_compile_failure(fused_programs, op)
+    yield inject
+    torchtpu._C._inject_compile_failure(False, "")
+
+
+def test_an_op_that_fails_to_compile_loses_only_what_depends_on_it(fused, inject_compile_failure):
+    # Found by tools/fuzz.py: the other results of a graph whose program did
+    # not compile used to read back as zeros. Now the graph's ops run one by
+    # one: values not depending on the failing op are computed, the ones that
+    # do raise the op's error when read, and nothing reads as zeros.
+    a_cpu = torch.tensor([1.5, 2.0, -3.0])
+    a = a_cpu.to("tpu")
+    inject_compile_failure(op="ew.tanh")
+    b = a * 3                      # independent of the failure
+    c = torch.tanh(a)              # fails to compile
+    d = c + 1                      # depends on it
+    e = (b - 1).sum()              # independent, later in the same graph
+    a.add_(10)                     # an in-place update of an input, after the reads
+    with pytest.raises(RuntimeError, match=r"tanh\(f32\[3\]\).*injected compile failure"):
+        b.cpu()                    # the read cuts the graph; its first failure is raised
+    inject_compile_failure()
+    torch.testing.assert_close(b.cpu(), a_cpu * 3)
+    torch.testing.assert_close(e.cpu(), (a_cpu * 3 - 1).sum())
+    torch.testing.assert_close(a.cpu(), a_cpu + 10)
+    for lost in (c, d):
+        with pytest.raises(RuntimeError, match=r"value was lost: an op it depends on failed.*tanh"):
+            lost.cpu()
+        with pytest.raises(RuntimeError, match=r"value was lost"):
+            (lost * 2).cpu()       # a use is refused at the op, not computed from garbage
+    d.fill_(7.0)                   # a new value makes the tensor usable again
+    torch.testing.assert_close(d.cpu(), torch.full((3,), 7.0))
+
+
+def test_a_fused_program_that_fails_to_compile_runs_op_by_op(fused, inject_compile_failure):
+    x_cpu = torch.randn(4, 5)
+    w_cpu = torch.randn(5, 3)
+    x, w = x_cpu.to("tpu"), w_cpu.to("tpu")
+    inject_compile_failure(fused_programs=True)
+    y = torch.relu(x @ w) * 2
+    with pytest.warns(UserWarning, match=r"fused program of \d+ ops failed to compile; its ops ran one by one"):
+        got = y.cpu()
+    inject_compile_failure()
+    torch.testing.assert_close(got, torch.relu(x_cpu @ w_cpu) * 2)
+
+
 def test_debug_mode_with_check_finite_names_the_op():
     x = torch.tensor([1.0, 0.0]).to("tpu")
     with experimental.set_eager_mode("debug"):

@@ -40,6 +40,8 @@ class FusedGraph {
   bool empty() const { return nodes_.empty(); }
   const hlo::TensorType& input_type(int i) const { return inputs_.at(i); }
   const Node& node(int i) const { return nodes_.at(i).node; }
+  // The values node i reads, one per argument of node(i).
+  const std::vector<ValueRef>& node_args(int i) const { return nodes_.at(i).args; }
   // The type of a value as the program holds it: rank 0 for scalar inputs,
   // otherwise rank 1 (buffers are flat).
   hlo::TensorType FlatType(const ValueRef& v) const;

@@ -173,6 +173,9 @@ PYBIND11_MODULE(_C, m) {
   m.def("_get_check_finite", []() { return CheckFinite(); });
   m.def("_set_fuse_max_nodes", [](int64_t n) { SetFuseMaxNodes(n); });
   m.def("_get_fuse_max_nodes", []() { return FuseMaxNodes(); });
+  m.def("_inject_compile_failure", [](bool fused_programs, const std::string& op) {
+    InjectCompileFailure(fused_programs, op);
+  }, py::arg("fused_programs") = false, py::arg("op") = "");
   m.def("_cut", [](int device, const std::string& reason) {
     CutReason r = reason == "optimizer_step" ? CutReason::kOptimizerStep : CutReason::kExplicit;
     py::gil_scoped_release release;

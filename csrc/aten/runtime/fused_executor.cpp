@@ -41,6 +41,31 @@ std::atomic<int64_t> g_nodes_recorded{0};
 std::atomic<int64_t> g_cuts{0};
 thread_local CutObserver t_observer;
 
+// InjectCompileFailure's state: checked with one atomic load when off.
+std::atomic<bool> g_inject{false};
+std::mutex g_inject_mu;
+bool g_inject_fused = false;
+std::string g_inject_op;
+
+// Throws when the injected failure applies to the program of `graph` (a
+// fused program) or of `node` alone.
+void MaybeFailCompile(const graph::FusedGraph* graph, const graph::Node* node) {
+  if (!g_inject.load()) return;
+  std::lock_guard<std::mutex> lock(g_inject_mu);
+  bool fail = false;
+  if (node) fail = !g_inject_op.empty() && node->op == g_inject_op;
+  if (graph) {
+    fail = g_inject_fused;
+    for (int n = 0; !fail && !g_inject_op.empty() && n < graph->num_nodes(); ++n) {
+      fail = graph->node(n).op == g_inject_op;
+    }
+  }
+  if (fail) {
+    throw graph::LoweringError("torchtpu: cannot compile " + (node ? node->Describe() : graph->Describe()) +
+                               ": injected compile failure (torchtpu._C._inject_compile_failure)");
+  }
+}
+
 std::mutex g_log_mu;
 bool g_log_on = false;
 std::vector<CutLogEntry> g_log;
@@ -71,21 +96,48 @@ void MarkPending(PendingGraph& g, StorageData& s, graph::ValueRef ref, hlo::DTyp
     std::lock_guard<std::mutex> lock(s.mu);
     s.buffer.reset();  // a graph input if it was read: then the graph holds it
     s.dtype = dtype;
+    s.lost.reset();    // a new value
   }
   s.pending_ref = ref;
+  s.ever_pending.store(true);
   s.pending.store(true);
   g.holders.insert(&s);
 }
 
-// Forgets everything recorded; storages still pending read as zeros from now
-// on (only after a failed cut, whose error the caller is raising).
-void Reset(PendingGraph& g) {
-  for (StorageData* s : g.holders) s->pending.store(false);
+// A storage whose pending value will never be computed: reading it raises
+// `why` (never zeros, never stale contents).
+void Lose(StorageData& s, const std::shared_ptr<const std::string>& why) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.buffer.reset();
+  s.lost = why;
+  s.pending.store(false);
+}
+
+// Forgets everything recorded. Storages still pending lose their values:
+// only after a failed execution, whose error the caller is raising.
+void Reset(PendingGraph& g, const char* error = nullptr) {
+  if (!g.holders.empty()) {
+    auto why = std::make_shared<const std::string>(
+        std::string("torchtpu: this tensor's value was lost: the fused program computing it failed: ") +
+        (error ? error : "unknown error"));
+    for (StorageData* s : g.holders) Lose(*s, why);
+  }
   g.holders.clear();
   g.graph.Clear();
   g.inputs.clear();
   g.input_sources.clear();
   g.input_of.clear();
+}
+
+// The message of the exception being handled (for Reset).
+std::string CurrentErrorMessage() {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown error";
+  }
 }
 
 // Donation: an input that only the graph still holds (its storage was
@@ -117,15 +169,70 @@ std::vector<int> ChooseDonations(const PendingGraph& g, const std::vector<graph:
   return donate;
 }
 
-[[noreturn]] void RaiseCompileError(PendingGraph& g, int device, const graph::LoweringError& e) {
-  // Point at the op: compile the nodes one by one; the first that fails
-  // raises naming it, with its shapes and dtypes.
+// The fused program did not compile. Run the graph's nodes one by one, each
+// as its own program (as the strict mode would have): every value that does
+// not depend on a failing op is computed as usual; storages whose value
+// depends on one lose it (reading raises the op's error), and the first
+// failure is raised here, naming the op, its shapes and dtypes. When every
+// node runs alone (the fused program's failure was not any one op's), the
+// results are complete and the failure is only warned about.
+void RunNodeByNode(int device, PendingGraph& g, CutReason reason, const std::string& fused_error) {
   Runtime& rt = Runtime::Get();
-  for (int n = 0; n < g.graph.num_nodes(); ++n) {
+  const int n_nodes = g.graph.num_nodes();
+  std::vector<std::vector<std::shared_ptr<pjrt::Buffer>>> results(n_nodes);
+  std::vector<std::shared_ptr<const std::string>> failed(n_nodes);
+  std::exception_ptr first_error;
+  for (int n = 0; n < n_nodes; ++n) {
     const graph::Node& node = g.graph.node(n);
-    GuardLowering(node, [&]() -> graph::CacheEntry& { return rt.cache().Get(node, device); });
+    std::vector<pjrt::Buffer*> args;
+    for (const graph::ValueRef& v : g.graph.node_args(n)) {
+      if (v.node < 0) {
+        args.push_back(g.inputs.at(v.index).get());
+      } else if (failed[v.node]) {
+        failed[n] = failed[v.node];
+        break;
+      } else {
+        args.push_back(results[v.node].at(v.index).get());
+      }
+    }
+    if (failed[n]) continue;
+    try {
+      graph::CacheEntry& entry = GuardLowering(node, [&]() -> graph::CacheEntry& {
+        MaybeFailCompile(nullptr, &node);
+        return rt.cache().Get(node, device);
+      });
+      graph::Launch launch = GuardExecution(node, [&] { return graph::Execute(entry, args); });
+      rt.Track(device, std::move(launch.done));
+      for (auto& r : launch.results) results[n].emplace_back(std::move(r));
+    } catch (...) {
+      if (!first_error) first_error = std::current_exception();
+      failed[n] = std::make_shared<const std::string>(
+          "torchtpu: this tensor's value was lost: an op it depends on failed in the fused mode: " +
+          CurrentErrorMessage());
+    }
   }
-  RaiseLoweringError(e);
+  for (StorageData* s : g.holders) {
+    const graph::ValueRef ref = s->pending_ref;
+    if (failed[ref.node]) {
+      Lose(*s, failed[ref.node]);
+    } else {
+      std::lock_guard<std::mutex> lock(s->mu);
+      s->buffer = results[ref.node].at(ref.index);
+      s->pending.store(false);
+    }
+  }
+  g.holders.clear();
+  const int64_t nodes = g.graph.num_nodes();
+  Reset(g);
+  if (t_observer) {
+    CutRecord record;
+    record.device = device;
+    record.nodes = nodes;
+    t_observer(record, reason);
+  }
+  if (first_error) std::rethrow_exception(first_error);
+  TORCH_WARN("torchtpu: a fused program of ", n_nodes, " ops failed to compile; its ops ran one by one ",
+             "instead (results are complete): ", fused_error.substr(0, 2000));
 }
 
 void CutLocked(int device, PendingGraph& g, CutReason reason) {
@@ -152,12 +259,15 @@ void CutLocked(int device, PendingGraph& g, CutReason reason) {
     Runtime& rt = Runtime::Get();
     graph::CacheEntry* entry = nullptr;
     try {
+      MaybeFailCompile(&g.graph, nullptr);
       entry = &rt.cache().GetOrCompile(key, device, [&] { return g.graph.Describe(); },
                                        [&] { return g.graph.Lower(outputs, donate); });
     } catch (const graph::LoweringError& e) {
-      RaiseCompileError(g, device, e);
+      RunNodeByNode(device, g, reason, e.what());
+      return;
     } catch (const pjrt::Error& e) {
-      RaiseDeviceError(g.graph.Describe(), e);
+      RunNodeByNode(device, g, reason, e.what());
+      return;
     }
     std::vector<pjrt::Buffer*> args;
     args.reserve(g.inputs.size());
@@ -195,7 +305,7 @@ void CutLocked(int device, PendingGraph& g, CutReason reason) {
     }
     Reset(g);
   } catch (...) {
-    Reset(g);
+    Reset(g, CurrentErrorMessage().c_str());
     throw;
   }
 }
@@ -279,6 +389,13 @@ void ForgetPending(StorageData& s) {
 }
 
 void SetCutObserver(CutObserver observer) { t_observer = std::move(observer); }
+
+void InjectCompileFailure(bool fused_programs, std::string op) {
+  std::lock_guard<std::mutex> lock(g_inject_mu);
+  g_inject_fused = fused_programs;
+  g_inject_op = std::move(op);
+  g_inject.store(fused_programs || !g_inject_op.empty());
+}
 
 FusedStats GetFusedStats() {
   FusedStats stats;

@@ -62,6 +62,8 @@ void ForgetPending(StorageData& s);
 // its arguments (and the storage each was read from; null for scalars), which
 // input was donated to which output, and the storage each output went to.
 struct CutRecord {
+  // Null when the graph's program did not compile and its nodes ran one by
+  // one (then the other fields are empty: no single program to replay).
   graph::CacheEntry* entry = nullptr;
   int device = 0;
   std::vector<std::shared_ptr<pjrt::Buffer>> inputs;
@@ -74,6 +76,12 @@ struct CutRecord {
 // Observes every cut on this thread's behalf while set (null: none).
 using CutObserver = std::function<void(const CutRecord&, CutReason)>;
 void SetCutObserver(CutObserver observer);
+
+// Fault injection for tests of the recovery from a fused program that does
+// not compile: while `fused_programs` is set every fused program fails to
+// compile, and while `op` is not empty so does every program with an op
+// named `op` (alone or in a fused program). Off: (false, "").
+void InjectCompileFailure(bool fused_programs, std::string op);
 
 // Statistics and the cut log (for tests and the benchmarks).
 struct FusedStats {

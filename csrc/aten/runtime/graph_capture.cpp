@@ -37,6 +37,10 @@ GraphCapture::GraphCapture() {
   draws_at_begin_ = DrawCount();
   SetCutObserver([this](const CutRecord& r, CutReason) {
     Seen s;
+    if (r.entry == nullptr) {  // ran op by op: nothing to replay (End fails)
+      seen_.push_back(std::move(s));
+      return;
+    }
     s.executable = r.entry->executable;
     s.result_types = r.entry->program.result_types;
     s.description = r.entry->description;
@@ -85,6 +89,7 @@ std::shared_ptr<GraphReplay> GraphCapture::End(const std::vector<at::Tensor>& in
   if (seen_.size() != 1) return fail("the region launched " + std::to_string(seen_.size()) + " programs");
   if (DrawCount() != draws_at_begin_) return fail("the region draws random numbers");
   const Seen& s = seen_[0];
+  if (!s.executable) return fail("the region's program did not compile (its ops ran one by one)");
 
   auto replay = std::make_shared<GraphReplay>();
   replay->device_ = s.device;

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <vector>
 
+#include "aten/runtime/fused_executor.h"
 #include "aten/runtime/storage.h"
 
 namespace torchtpu::aten {
@@ -41,7 +42,13 @@ void RaiseFirstFailure(std::vector<PendingCheck>& checks) {
   int64_t more = 0;
   for (const PendingCheck& c : checks) {
     int64_t v[4];
-    BufferAs(StorageOf(c.flags), hlo::DType::kI64)->ToHost(v, sizeof v);
+    StorageData& flags = StorageOf(c.flags);
+    MaterializeIfPending(flags);
+    {
+      std::lock_guard<std::mutex> lock(flags.mu);
+      if (flags.lost) continue;  // its op never ran (a failed fused program): nothing to report
+    }
+    BufferAs(flags, hlo::DType::kI64)->ToHost(v, sizeof v);
     if (v[0] == 0) continue;
     if (first == nullptr) {
       first = &c;

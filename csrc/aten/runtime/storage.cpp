@@ -21,7 +21,7 @@ std::atomic<uint64_t> g_next_id{1};
 
 void DeleteStorage(void* ctx) {
   auto* s = static_cast<StorageData*>(ctx);
-  if (s->pending.load()) ForgetPending(*s);
+  if (s->ever_pending.load()) ForgetPending(*s);
   if (Runtime::Initialized()) Runtime::Get().OnFree(s->device, static_cast<int64_t>(s->nbytes));
   delete s;
 }
@@ -49,6 +49,7 @@ int64_t NumElementsAs(const StorageData& s, hlo::DType dtype) {
 std::shared_ptr<pjrt::Buffer> BufferAs(StorageData& s, hlo::DType dtype) {
   MaterializeIfPending(s);
   std::lock_guard<std::mutex> lock(s.mu);
+  TORCH_CHECK(!s.lost, *s.lost);
   const int64_t numel = NumElementsAs(s, dtype);
   if (!s.buffer) {
     std::vector<char> zeros(s.nbytes == 0 ? 1 : s.nbytes, 0);
@@ -73,6 +74,7 @@ void SetBuffer(StorageData& s, std::shared_ptr<pjrt::Buffer> buffer, hlo::DType 
   std::lock_guard<std::mutex> lock(s.mu);
   s.buffer = std::move(buffer);
   s.dtype = dtype;
+  s.lost.reset();
 }
 
 c10::DataPtr TpuAllocator::allocate(size_t nbytes) { return AllocateOn(CurrentDevice(), nbytes); }

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include "graph/fused_graph.h"
 #include "hlo/types.h"
@@ -30,6 +31,13 @@ struct StorageData {
   // graph's lock; read without it only to skip the lock when false.
   std::atomic<bool> pending{false};
   graph::ValueRef pending_ref;
+  // Set (under the graph's lock) the first time the storage is pending, never
+  // cleared: freeing such a storage takes the graph's lock, so a cut running on
+  // another thread never writes into a storage being freed.
+  std::atomic<bool> ever_pending{false};
+  // Fused mode: the op that was to compute the contents failed (or one it
+  // depends on). Reading raises this message; a new value clears it. Under mu.
+  std::shared_ptr<const std::string> lost;
 };
 
 StorageData& StorageOf(const at::Tensor& t);
