@@ -31,10 +31,29 @@ int64_t PrecisionAttr(const at::Tensor& a) {
   }
 }
 
-void CheckSameDtype(const at::Tensor& a, const at::Tensor& b, const char* name) {
-  TORCH_CHECK_NOT_IMPLEMENTED(a.scalar_type() != c10::kBool, "\"", name, "\" not implemented for 'Bool'");
-  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "expected m1 and m2 to have the same dtype, but got: ",
-              a.scalar_type(), " != ", b.scalar_type());
+// The CPU's dtype checks, in its order and words: a mismatch is a
+// RuntimeError (checked before bool for mm and mv, after it for bmm), and bool
+// products have no kernel (NotImplementedError).
+void CheckSameDtype(const at::Tensor& a, const at::Tensor& b, const std::string& name) {
+  const bool is_bool = a.scalar_type() == c10::kBool || b.scalar_type() == c10::kBool;
+  if (name == "mm") {
+    TORCH_CHECK(a.scalar_type() == b.scalar_type(), "expected m1 and m2 to have the same dtype, but got: ",
+                a.dtype(), " != ", b.dtype());
+    TORCH_CHECK_NOT_IMPLEMENTED(!is_bool, "\"addmm_impl_cpu_\" not implemented for 'Bool'");
+  } else if (name == "addmm") {
+    TORCH_CHECK(a.scalar_type() == b.scalar_type(), "mat1 and mat2 must have the same dtype, but got ",
+                a.scalar_type(), " and ", b.scalar_type());
+    TORCH_CHECK_NOT_IMPLEMENTED(!is_bool, "\"addmm_impl_cpu_\" not implemented for 'Bool'");
+  } else if (name == "mv") {
+    TORCH_CHECK(a.scalar_type() == b.scalar_type(), "addmv input tensors must have the same dtype, but got ",
+                b.scalar_type(), ", ", a.scalar_type(), ", and ", b.scalar_type());
+    TORCH_CHECK_NOT_IMPLEMENTED(!is_bool, "\"addmv_impl_cpu\" not implemented for 'Bool'");
+  } else {
+    TORCH_CHECK_NOT_IMPLEMENTED(a.scalar_type() != c10::kBool, "\"", name, "\" not implemented for 'Bool'");
+    TORCH_CHECK(a.scalar_type() == b.scalar_type(), "expected scalar type ", a.scalar_type(), " but found ",
+                b.scalar_type());
+    TORCH_CHECK_NOT_IMPLEMENTED(!is_bool, "\"", name, "\" not implemented for 'Bool'");
+  }
 }
 
 OpCall Product(const char* kind, const at::Tensor& a, const at::Tensor& b) {
@@ -60,12 +79,12 @@ at::Tensor Finish(OpCall& call, at::Tensor* out) {
   return *out;
 }
 
-void CheckMm(const at::Tensor& a, const at::Tensor& b) {
+void CheckMm(const at::Tensor& a, const at::Tensor& b, const char* name = "mm") {
   TORCH_CHECK(a.dim() == 2, "self must be a matrix");
   TORCH_CHECK(b.dim() == 2, "mat2 must be a matrix");
   TORCH_CHECK(a.size(1) == b.size(0), "mat1 and mat2 shapes cannot be multiplied (", a.size(0), "x", a.size(1),
               " and ", b.size(0), "x", b.size(1), ")");
-  CheckSameDtype(a, b, "mm");
+  CheckSameDtype(a, b, name);
 }
 
 void CheckBmm(const at::Tensor& a, const at::Tensor& b) {
@@ -134,19 +153,19 @@ at::Tensor& DotOut(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
 }
 
 at::Tensor Addmm(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta, const c10::Scalar& alpha) {
-  CheckMm(a, b);
+  CheckMm(a, b, "addmm");
   auto call = AddProduct("mm", self, a, b, beta, alpha);
   return Finish(call, nullptr);
 }
 at::Tensor& AddmmOut(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta,
                      const c10::Scalar& alpha, at::Tensor& out) {
-  CheckMm(a, b);
+  CheckMm(a, b, "addmm");
   auto call = AddProduct("mm", self, a, b, beta, alpha);
   Finish(call, &out);
   return out;
 }
 at::Tensor& AddmmInplace(at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta, const c10::Scalar& alpha) {
-  CheckMm(a, b);
+  CheckMm(a, b, "addmm");
   at::assert_no_internal_overlap(self);
   AddProduct("mm", self, a, b, beta, alpha).RunInto({self});
   return self;
