@@ -202,8 +202,10 @@ at::Tensor ArgImpl(const char* kind, const at::Tensor& self, std::optional<int64
     dims = {c10::maybe_wrap_dim(*dim, std::max<int64_t>(self.dim(), 1))};
     if (self.dim() == 0) dims = {};
   }
-  TORCH_CHECK(self.numel() > 0 || (dim && self.dim() > 0 && self.size(dims[0]) > 0), kind,
-              "(): Expected reduction dim to be specified for input.numel() == 0.");
+  // The CPU's words and type (IndexError, unlike amax's RuntimeError).
+  TORCH_CHECK_INDEX(self.numel() > 0 || dim, kind, "(): Expected reduction dim to be specified for input.numel() == 0.");
+  TORCH_CHECK_INDEX(self.numel() > 0 || self.dim() == 0 || self.size(dims[0]) > 0, kind, "(): Expected reduction dim ",
+                    dims[0], " to have non-zero size.");
   if (self.dim() == 0) {
     at::Tensor zero = at::zeros({}, self.options().dtype(c10::kLong));
     if (out) { out->resize_({}); out->copy_(zero); return *out; }
