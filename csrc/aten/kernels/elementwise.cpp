@@ -2,6 +2,7 @@
 // (Tensor, Scalar, in-place, out=): it reads the operands off the stack,
 // applies PyTorch's type promotion, and runs the op's lowering through OpCall.
 #include <ATen/ATen.h>
+#include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
@@ -50,8 +51,10 @@ const std::map<std::string, Spec>& Specs() {
       {"maximum", {Promotion::kDefault}}, {"minimum", {Promotion::kDefault}},
       {"fmax", {Promotion::kDefault}}, {"fmin", {Promotion::kDefault}},
       {"hypot", {Promotion::kDefault}},
-      {"bitwise_and", {Promotion::kDefault, kFloating, "bitwise_and_cpu"}}, {"bitwise_or", {Promotion::kDefault, kFloating, "bitwise_or_cpu"}},
-      {"bitwise_xor", {Promotion::kDefault, kFloating, "bitwise_xor_cpu"}}, {"bitwise_left_shift", {Promotion::kDefault, kBool | kFloating, "lshift_cpu"}},
+      {"bitwise_and", {Promotion::kDefault, kFloating, "bitwise_and_cpu"}},
+      {"bitwise_or", {Promotion::kDefault, kFloating, "bitwise_or_cpu"}},
+      {"bitwise_xor", {Promotion::kDefault, kFloating, "bitwise_xor_cpu"}},
+      {"bitwise_left_shift", {Promotion::kDefault, kBool | kFloating, "lshift_cpu"}},
       {"bitwise_right_shift", {Promotion::kDefault, kBool | kFloating, "rshift_cpu"}},
       {"logical_and", {Promotion::kLogical}}, {"logical_or", {Promotion::kLogical}},
       {"logical_xor", {Promotion::kLogical}}, {"logical_not", {Promotion::kLogical}},
@@ -61,13 +64,15 @@ const std::map<std::string, Spec>& Specs() {
       {"addcmul", {Promotion::kDefault}}, {"addcdiv", {Promotion::kDefault}},
       {"clamp", {Promotion::kDefault}},
       {"abs", {Promotion::kSame, kBool, "abs_cpu"}}, {"neg", {Promotion::kSame, kBool}}, {"sign", {Promotion::kSame}},
-      {"sgn", {Promotion::kSame}}, {"floor", {Promotion::kSame, kBool, "floor_vml_cpu"}}, {"ceil", {Promotion::kSame, kBool, "ceil_vml_cpu"}},
-      {"round", {Promotion::kSame, kBool, "round_vml_cpu"}}, {"trunc", {Promotion::kSame, kBool, "trunc_vml_cpu"}},
+      {"sgn", {Promotion::kSame}}, {"floor", {Promotion::kSame, kBool, "floor_vml_cpu"}},
+      {"ceil", {Promotion::kSame, kBool, "ceil_vml_cpu"}}, {"round", {Promotion::kSame, kBool, "round_vml_cpu"}},
+      {"trunc", {Promotion::kSame, kBool, "trunc_vml_cpu"}},
       {"frac", {Promotion::kSame, kBool | kIntegral, "frac_cpu"}}, {"relu", {Promotion::kSame, kBool}},
       {"signbit", {Promotion::kBoolOut}}, {"copysign", {Promotion::kFloat}},
       {"logaddexp", {Promotion::kFloat, kBool | kIntegral, "logaddexp_cpu"}}, {"xlogy", {Promotion::kFloat}},
       {"erfc", {Promotion::kFloat}}, {"lgamma", {Promotion::kFloat}}, {"digamma", {Promotion::kFloat}},
-      {"sinc", {Promotion::kFloat}}, {"logaddexp2", {Promotion::kFloat, kBool | kIntegral, "logaddexp2_cpu"}}, {"isposinf", {Promotion::kBoolOut}}, {"isneginf", {Promotion::kBoolOut}},
+      {"sinc", {Promotion::kFloat}}, {"logaddexp2", {Promotion::kFloat, kBool | kIntegral, "logaddexp2_cpu"}},
+      {"isposinf", {Promotion::kBoolOut}}, {"isneginf", {Promotion::kBoolOut}},
       {"bitwise_not", {Promotion::kSame, kFloating, "bitwise_not_cpu"}},
       {"nan_to_num", {Promotion::kSame}},
       {"exp", {Promotion::kFloat}}, {"exp2", {Promotion::kFloat}}, {"expm1", {Promotion::kFloat}},
@@ -211,6 +216,14 @@ void BoxedElementwise(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     bool bad = ((spec.rejects & kBool) && t == c10::kBool) ||
                ((spec.rejects & kIntegral) && at::isIntegralType(t, /*includeBool=*/false)) ||
                ((spec.rejects & kFloating) && at::isFloatingType(t));
+    if (bad) {
+      // The CPU's iterator checks that the operands broadcast before its
+      // kernel looks at the dtype.
+      std::vector<int64_t> shape;
+      for (const Operand& o : operands) {
+        if (o.present && o.tensor.defined()) shape = at::infer_size(shape, o.tensor.sizes());
+      }
+    }
     if (bad && base == "relu") TORCH_CHECK(false, "Boolean inputs not supported for relu");
     if (bad && base == "neg") {
       TORCH_CHECK(false, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
