@@ -103,12 +103,15 @@ void CheckMm(const at::Tensor& a, const at::Tensor& b, const char* name = "mm") 
   CheckSameDtype(a, b, name, std::string(name) == "mm" && TrivialProduct(a.size(0) * b.size(1), a.size(1)));
 }
 
-void CheckBmm(const at::Tensor& a, const at::Tensor& b) {
+// trivial_ok: bmm itself, which the CPU answers without any dtype check when
+// the product has no elements or no terms (baddbmm checks them all the same).
+void CheckBmm(const at::Tensor& a, const at::Tensor& b, bool trivial_ok = false) {
   TORCH_CHECK(a.dim() == 3, "batch1 must be a 3D tensor");
   TORCH_CHECK(b.dim() == 3, "batch2 must be a 3D tensor");
   TORCH_CHECK(a.size(0) == b.size(0) && a.size(2) == b.size(1), "Expected size for first two dimensions of batch2 tensor to be: [",
               a.size(0), ", ", a.size(2), "] but got: [", b.size(0), ", ", b.size(1), "].");
-  CheckSameDtype(a, b, "bmm", TrivialProduct(a.size(0) * a.size(1) * b.size(2), a.size(2)));
+  if (trivial_ok && TrivialProduct(a.size(0) * a.size(1) * b.size(2), a.size(2))) return;
+  CheckSameDtype(a, b, "bmm");
 }
 
 void CheckMv(const at::Tensor& a, const at::Tensor& v) {
@@ -132,16 +135,22 @@ at::Tensor& MmOut(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
   Finish(call, &out);
   return out;
 }
+// A trivial bmm is zeros of batch2's dtype, as on the CPU (whatever batch1's).
 at::Tensor Bmm(const at::Tensor& a, const at::Tensor& b) {
-  CheckBmm(a, b);
-  at::Tensor zeros;
-  if (BoolZeros(a, b, {a.size(0), a.size(1), b.size(2)}, &zeros)) return zeros;
+  CheckBmm(a, b, true);
+  if (TrivialProduct(a.size(0) * a.size(1) * b.size(2), a.size(2))) {
+    return at::zeros({a.size(0), a.size(1), b.size(2)}, b.options());
+  }
   auto call = Product("bmm", a, b);
   return Finish(call, nullptr);
 }
 at::Tensor& BmmOut(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  CheckBmm(a, b);
-  if (BoolZeros(a, b, {a.size(0), a.size(1), b.size(2)}, &out)) return out;
+  CheckBmm(a, b, true);
+  if (TrivialProduct(a.size(0) * a.size(1) * b.size(2), a.size(2))) {
+    at::native::resize_output(out, {a.size(0), a.size(1), b.size(2)});
+    out.zero_();
+    return out;
+  }
   auto call = Product("bmm", a, b);
   Finish(call, &out);
   return out;
