@@ -236,6 +236,12 @@ void BoxedElementwise(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   // Python scalar is answered without one (x ** False fills ones, x ** True
   // copies): compute those in int8, where XLA's power exists, and read back
   // as bool.
+  // The CPU refuses an integral tensor to a negative integral Python scalar
+  // power (a tensor exponent is computed as is).
+  if (base == "pow" && at::isIntegralType(compute, /*includeBool=*/true) && operands.size() > 1 &&
+      operands[0].tensor.defined() && !operands[1].tensor.defined() && operands[1].scalar.isIntegral(false)) {
+    TORCH_CHECK(operands[1].scalar.toLong() >= 0, "Integers to negative integer powers are not allowed.");
+  }
   if (base == "pow" && compute == c10::kBool) {
     bool scalar_exponent = operands.size() > 1 && operands[0].tensor.defined() && !operands[1].tensor.defined() &&
                            operands[1].scalar.isBoolean();
