@@ -65,10 +65,10 @@ def test_fuzz_fixed_seed_range():
     if (c["wrong_results"], c["error_mismatches"], c["internal"]) != (0, 0, 0):
         # Known torchtpu bugs the fuzzer found (docs/fuzz.md, "bugs found"; issue 11 stays
         # open until they are fixed): fused mode's failed compile leaves its other
-        # pending values reading as zeros, dtype errors raised by the compiler (or as
-        # NotImplementedError) where the CPU raises RuntimeError, indexing along a
-        # size-0 dimension. Reported as an expected failure, with every repro printed,
-        # until the counts reach zero; aborts above always fail.
+        # pending values reading as zeros. (Findings 2-7, the dtype and size-0 errors
+        # unlike the CPU's, are fixed: tests/test_error_parity.py; this seed range
+        # found none of the others after them.) Reported as an expected failure, with
+        # every repro printed, until the counts reach zero; aborts above always fail.
         pytest.xfail(f"known bugs (docs/fuzz.md): {c['wrong_results']} wrong results, "
                      f"{c['error_mismatches']} error mismatches, {c['internal']} internal errors\n{text}")
 

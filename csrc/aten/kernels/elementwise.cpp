@@ -2,6 +2,7 @@
 // (Tensor, Scalar, in-place, out=): it reads the operands off the stack,
 // applies PyTorch's type promotion, and runs the op's lowering through OpCall.
 #include <ATen/ATen.h>
+#include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
@@ -27,12 +28,18 @@ enum class Promotion {
   kWhere,       // condition apart; the rest by result_type
 };
 
-// Operand dtypes PyTorch's CPU kernels refuse; we refuse them the same way.
-enum Rejects : int { kNone = 0, kBool = 1, kIntegral = 2 };
+// Compute dtypes PyTorch's CPU kernels refuse; we refuse them the same way,
+// at the op and before anything is recorded, since these ops have no
+// lowering for them (a refused dtype reaching XLA fails in its compiler, and
+// in the fused mode only at a later read).
+enum Rejects : int { kNone = 0, kBool = 1, kIntegral = 2, kFloating = 4 };
 
 struct Spec {
   Promotion promotion;
   int rejects = kNone;
+  // The name the CPU's dtype dispatch reports ("\"floor_vml_cpu\" not
+  // implemented for 'Bool'"); the op's own name when null.
+  const char* cpu_name = nullptr;
 };
 
 const std::map<std::string, Spec>& Specs() {
@@ -44,9 +51,11 @@ const std::map<std::string, Spec>& Specs() {
       {"maximum", {Promotion::kDefault}}, {"minimum", {Promotion::kDefault}},
       {"fmax", {Promotion::kDefault}}, {"fmin", {Promotion::kDefault}},
       {"hypot", {Promotion::kDefault}},
-      {"bitwise_and", {Promotion::kDefault}}, {"bitwise_or", {Promotion::kDefault}},
-      {"bitwise_xor", {Promotion::kDefault}}, {"bitwise_left_shift", {Promotion::kDefault}},
-      {"bitwise_right_shift", {Promotion::kDefault}},
+      {"bitwise_and", {Promotion::kDefault, kFloating, "bitwise_and_cpu"}},
+      {"bitwise_or", {Promotion::kDefault, kFloating, "bitwise_or_cpu"}},
+      {"bitwise_xor", {Promotion::kDefault, kFloating, "bitwise_xor_cpu"}},
+      {"bitwise_left_shift", {Promotion::kDefault, kBool | kFloating, "lshift_cpu"}},
+      {"bitwise_right_shift", {Promotion::kDefault, kBool | kFloating, "rshift_cpu"}},
       {"logical_and", {Promotion::kLogical}}, {"logical_or", {Promotion::kLogical}},
       {"logical_xor", {Promotion::kLogical}}, {"logical_not", {Promotion::kLogical}},
       {"eq", {Promotion::kCompare}}, {"ne", {Promotion::kCompare}}, {"lt", {Promotion::kCompare}},
@@ -54,15 +63,17 @@ const std::map<std::string, Spec>& Specs() {
       {"where", {Promotion::kWhere}}, {"lerp", {Promotion::kDefault}},
       {"addcmul", {Promotion::kDefault}}, {"addcdiv", {Promotion::kDefault}},
       {"clamp", {Promotion::kDefault}},
-      {"abs", {Promotion::kSame, kBool}}, {"neg", {Promotion::kSame, kBool}}, {"sign", {Promotion::kSame}},
-      {"sgn", {Promotion::kSame}}, {"floor", {Promotion::kSame, kBool}}, {"ceil", {Promotion::kSame, kBool}},
-      {"round", {Promotion::kSame, kBool}}, {"trunc", {Promotion::kSame, kBool}},
-      {"frac", {Promotion::kSame, kBool | kIntegral}}, {"relu", {Promotion::kSame, kBool}},
+      {"abs", {Promotion::kSame, kBool, "abs_cpu"}}, {"neg", {Promotion::kSame, kBool}}, {"sign", {Promotion::kSame}},
+      {"sgn", {Promotion::kSame}}, {"floor", {Promotion::kSame, kBool, "floor_vml_cpu"}},
+      {"ceil", {Promotion::kSame, kBool, "ceil_vml_cpu"}}, {"round", {Promotion::kSame, kBool, "round_vml_cpu"}},
+      {"trunc", {Promotion::kSame, kBool, "trunc_vml_cpu"}},
+      {"frac", {Promotion::kSame, kBool | kIntegral, "frac_cpu"}}, {"relu", {Promotion::kSame, kBool}},
       {"signbit", {Promotion::kBoolOut}}, {"copysign", {Promotion::kFloat}},
-      {"logaddexp", {Promotion::kFloat, kBool | kIntegral}}, {"xlogy", {Promotion::kFloat}},
+      {"logaddexp", {Promotion::kFloat, kBool | kIntegral, "logaddexp_cpu"}}, {"xlogy", {Promotion::kFloat}},
       {"erfc", {Promotion::kFloat}}, {"lgamma", {Promotion::kFloat}}, {"digamma", {Promotion::kFloat}},
-      {"sinc", {Promotion::kFloat}}, {"logaddexp2", {Promotion::kFloat, kBool | kIntegral}}, {"isposinf", {Promotion::kBoolOut}}, {"isneginf", {Promotion::kBoolOut}},
-      {"bitwise_not", {Promotion::kSame}},
+      {"sinc", {Promotion::kFloat}}, {"logaddexp2", {Promotion::kFloat, kBool | kIntegral, "logaddexp2_cpu"}},
+      {"isposinf", {Promotion::kBoolOut}}, {"isneginf", {Promotion::kBoolOut}},
+      {"bitwise_not", {Promotion::kSame, kFloating, "bitwise_not_cpu"}},
       {"nan_to_num", {Promotion::kSame}},
       {"exp", {Promotion::kFloat}}, {"exp2", {Promotion::kFloat}}, {"expm1", {Promotion::kFloat}},
       {"log", {Promotion::kFloat}}, {"log2", {Promotion::kFloat}}, {"log10", {Promotion::kFloat}},
@@ -181,12 +192,6 @@ void BoxedElementwise(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     case Promotion::kSame: compute = result = operands[0].ForPromotion().scalar_type(); break;
     default: break;
   }
-  if (spec.rejects != kNone) {
-    c10::ScalarType t = operands[0].ForPromotion().scalar_type();
-    bool bad = ((spec.rejects & kBool) && t == c10::kBool) ||
-               ((spec.rejects & kIntegral) && at::isIntegralType(t, /*includeBool=*/false));
-    TORCH_CHECK_NOT_IMPLEMENTED(!bad, "\"", name, "\" not implemented for '", c10::toString(t), "'");
-  }
   if (base == "sub") {
     for (const Operand& o : operands) {
       bool is_bool = o.tensor.defined() ? o.tensor.scalar_type() == c10::kBool : o.scalar.isBoolean();
@@ -202,6 +207,46 @@ void BoxedElementwise(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   if (out.defined()) {
     TORCH_CHECK(c10::canCast(result, out.scalar_type()), "result type ", result,
                 " can't be cast to the desired output type ", out.scalar_type());
+  }
+  // After the casts, as on the CPU, whose kernels dispatch on the dtype once
+  // the iterator is built: relu and neg say so in their own words (a
+  // RuntimeError), the others as the dtype dispatch does.
+  if (spec.rejects != kNone) {
+    const c10::ScalarType t = common;
+    bool bad = ((spec.rejects & kBool) && t == c10::kBool) ||
+               ((spec.rejects & kIntegral) && at::isIntegralType(t, /*includeBool=*/false)) ||
+               ((spec.rejects & kFloating) && at::isFloatingType(t));
+    if (bad) {
+      // The CPU's iterator checks that the operands broadcast before its
+      // kernel looks at the dtype.
+      std::vector<int64_t> shape;
+      for (const Operand& o : operands) {
+        if (o.present && o.tensor.defined()) shape = at::infer_size(shape, o.tensor.sizes());
+      }
+    }
+    if (bad && base == "relu") TORCH_CHECK(false, "Boolean inputs not supported for relu");
+    if (bad && base == "neg") {
+      TORCH_CHECK(false, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                  "invert a mask, use the `~` or `logical_not()` operator instead.");
+    }
+    TORCH_CHECK_NOT_IMPLEMENTED(!bad, "\"", spec.cpu_name ? spec.cpu_name : name.c_str(), "\" not implemented for '",
+                                c10::toString(t), "'");
+  }
+  // pow has no bool kernel on the CPU, except that a bool exponent given as a
+  // Python scalar is answered without one (x ** False fills ones, x ** True
+  // copies): compute those in int8, where XLA's power exists, and read back
+  // as bool.
+  // The CPU refuses an integral tensor to a negative integral Python scalar
+  // power (a tensor exponent is computed as is).
+  if (base == "pow" && at::isIntegralType(compute, /*includeBool=*/true) && operands.size() > 1 &&
+      operands[0].tensor.defined() && !operands[1].tensor.defined() && operands[1].scalar.isIntegral(false)) {
+    TORCH_CHECK(operands[1].scalar.toLong() >= 0, "Integers to negative integer powers are not allowed.");
+  }
+  if (base == "pow" && compute == c10::kBool) {
+    bool scalar_exponent = operands.size() > 1 && operands[0].tensor.defined() && !operands[1].tensor.defined() &&
+                           operands[1].scalar.isBoolean();
+    TORCH_CHECK_NOT_IMPLEMENTED(scalar_exponent, "\"pow\" not implemented for 'Bool'");
+    compute = c10::kChar;
   }
 
   // --- the call

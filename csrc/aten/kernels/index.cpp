@@ -1,8 +1,11 @@
 // ATen kernels of the indexing ops. Boolean masks become int64 indices via
 // nonzero (their count must be read back: output shapes depend on data).
 #include <ATen/ATen.h>
+#include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
+
+#include <sstream>
 
 #include "aten/runtime/dtype.h"
 #include "aten/runtime/op_call.h"
@@ -29,6 +32,17 @@ at::Tensor IndexSelect(const at::Tensor& self, int64_t dim, const at::Tensor& in
   TORCH_CHECK_INDEX(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
   int64_t d = c10::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   if (self.dim() == 0) return self.clone();
+  if (self.size(d) == 0) {
+    // Nothing to gather from: XLA refuses the program, and the CPU refuses
+    // any index at the op (in its own words for 1-d and n-d inputs).
+    if (index.numel() == 0) {
+      std::vector<int64_t> shape = self.sizes().vec();
+      shape[d] = 0;
+      return at::empty(shape, self.options());
+    }
+    TORCH_CHECK_INDEX(self.dim() != 1, "index out of range in self");
+    TORCH_CHECK(false, "index_select(): self indexing axis dim should be positive");
+  }
   at::Tensor r = OpCall("index_select").Attr(d).CheckIndices(false).In(self).In(index.reshape({-1})).Run1();
   return r;
 }
@@ -170,9 +184,57 @@ bool Adjacent(const std::vector<int64_t>& pos) {
   return true;
 }
 
+// The shape advanced indexing gives (PyTorch's rule): the indices broadcast
+// together to `broadcast`, which replaces the indexed dims where they sit if
+// they are adjacent, or leads otherwise.
+struct IndexedShape {
+  std::vector<int64_t> broadcast;
+  std::vector<int64_t> result;
+  bool indexes_empty_dim = false;  // an indexed dim of self has size 0
+};
+IndexedShape ShapeOfIndex(const at::Tensor& self, const std::vector<int64_t>& pos, const std::vector<at::Tensor>& idx) {
+  IndexedShape s;
+  for (size_t i = 0; i < idx.size(); ++i) {
+    try {
+      s.broadcast = i == 0 ? idx[i].sizes().vec() : at::infer_size(s.broadcast, idx[i].sizes());
+    } catch (const c10::Error&) {
+      std::ostringstream shapes;
+      for (size_t j = 0; j < idx.size(); ++j) shapes << (j ? ", " : "") << idx[j].sizes();
+      TORCH_CHECK_INDEX(false, "shape mismatch: indexing tensors could not be broadcast together with shapes ",
+                        shapes.str());
+    }
+  }
+  std::vector<bool> indexed(self.dim(), false);
+  for (int64_t p : pos) {
+    indexed[p] = true;
+    if (self.size(p) == 0) s.indexes_empty_dim = true;
+  }
+  const bool adjacent = Adjacent(pos);
+  if (!adjacent) s.result = s.broadcast;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (adjacent && d == pos.front()) s.result.insert(s.result.end(), s.broadcast.begin(), s.broadcast.end());
+    if (!indexed[d]) s.result.push_back(self.size(d));
+  }
+  return s;
+}
+
+// Indexing that touches no element runs on the host, as the CPU's kernel
+// does not run then either: a dim of size 0 indexed by any index is out of
+// bounds (IndexError at the op), and an empty result needs no program (XLA
+// refuses a gather along a dim of size 0, and the device-side range check of
+// a program whose result is empty would only be read at an unrelated read).
+// Returns whether the op is done.
+bool IndexesNothing(const IndexedShape& s) {
+  const int64_t count = c10::multiply_integers(s.broadcast);
+  TORCH_CHECK_INDEX(!s.indexes_empty_dim || count == 0, "index is out of bounds for dimension with size 0");
+  return c10::multiply_integers(s.result) == 0;
+}
+
 at::Tensor Index(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
   auto [pos, idx] = ExpandIndices(self, indices);
   if (pos.empty()) return self.clone();
+  IndexedShape shape = ShapeOfIndex(self, pos, idx);
+  if (IndexesNothing(shape)) return at::empty(shape.result, self.options());
   OpCall call("index");
   call.Attr(pos).Attr(!Adjacent(pos)).CheckIndices(true).In(self);
   for (const at::Tensor& t : idx) call.In(t);
@@ -190,6 +252,14 @@ OpCall IndexPutCall(const at::Tensor& self, const c10::List<std::optional<at::Te
   auto [pos, idx] = ExpandIndices(self, indices);
   OpCall call("index_put");
   *empty = pos.empty() || std::any_of(idx.begin(), idx.end(), [](const at::Tensor& t) { return t.numel() == 0; });
+  if (!pos.empty()) {
+    IndexedShape shape = ShapeOfIndex(self, pos, idx);
+    if (IndexesNothing(shape)) {
+      TORCH_CHECK(at::is_expandable_to(values.sizes(), shape.result), "shape mismatch: value tensor of shape ",
+                  values.sizes(), " cannot be broadcast to indexing result of shape ", c10::IntArrayRef(shape.result));
+      *empty = true;
+    }
+  }
   call.Attr(pos).Attr(!Adjacent(pos)).Attr(accumulate).CheckIndices(true).In(self);
   for (const at::Tensor& t : idx) call.In(t);
   call.In(values.device() == self.device() ? values : values.to(self.device()));

@@ -31,10 +31,29 @@ int64_t PrecisionAttr(const at::Tensor& a) {
   }
 }
 
-void CheckSameDtype(const at::Tensor& a, const at::Tensor& b, const char* name) {
-  TORCH_CHECK_NOT_IMPLEMENTED(a.scalar_type() != c10::kBool, "\"", name, "\" not implemented for 'Bool'");
-  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "expected m1 and m2 to have the same dtype, but got: ",
-              a.scalar_type(), " != ", b.scalar_type());
+// The CPU's dtype checks, in its order and words: a mismatch is a
+// RuntimeError (checked before bool for mm and mv, after it for bmm), and bool
+// products have no kernel (NotImplementedError).
+void CheckSameDtype(const at::Tensor& a, const at::Tensor& b, const std::string& name, bool trivial = false) {
+  const bool is_bool = !trivial && (a.scalar_type() == c10::kBool || b.scalar_type() == c10::kBool);
+  if (name == "mm") {
+    TORCH_CHECK(a.scalar_type() == b.scalar_type(), "expected m1 and m2 to have the same dtype, but got: ",
+                a.dtype(), " != ", b.dtype());
+    TORCH_CHECK_NOT_IMPLEMENTED(!is_bool, "\"addmm_impl_cpu_\" not implemented for 'Bool'");
+  } else if (name == "addmm") {
+    TORCH_CHECK(a.scalar_type() == b.scalar_type(), "mat1 and mat2 must have the same dtype, but got ",
+                a.scalar_type(), " and ", b.scalar_type());
+    TORCH_CHECK_NOT_IMPLEMENTED(!is_bool, "\"addmm_impl_cpu_\" not implemented for 'Bool'");
+  } else if (name == "mv") {
+    TORCH_CHECK(a.scalar_type() == b.scalar_type(), "addmv input tensors must have the same dtype, but got ",
+                b.scalar_type(), ", ", a.scalar_type(), ", and ", b.scalar_type());
+    TORCH_CHECK_NOT_IMPLEMENTED(!is_bool, "\"addmv_impl_cpu\" not implemented for 'Bool'");
+  } else {
+    TORCH_CHECK_NOT_IMPLEMENTED(trivial || a.scalar_type() != c10::kBool, "\"", name, "\" not implemented for 'Bool'");
+    TORCH_CHECK(a.scalar_type() == b.scalar_type(), "expected scalar type ", a.scalar_type(), " but found ",
+                b.scalar_type());
+    TORCH_CHECK_NOT_IMPLEMENTED(!is_bool, "\"", name, "\" not implemented for 'Bool'");
+  }
 }
 
 OpCall Product(const char* kind, const at::Tensor& a, const at::Tensor& b) {
@@ -60,19 +79,38 @@ at::Tensor Finish(OpCall& call, at::Tensor* out) {
   return *out;
 }
 
-void CheckMm(const at::Tensor& a, const at::Tensor& b) {
+// A product with no elements or no terms: the CPU answers it without a kernel
+// (so also for bool): empty, or all zeros.
+bool TrivialProduct(int64_t result_numel, int64_t terms) { return result_numel == 0 || terms == 0; }
+
+// Such a bool product, which has no lowering: zeros of its shape, made here.
+bool BoolZeros(const at::Tensor& a, const at::Tensor& b, std::vector<int64_t> shape, at::Tensor* result) {
+  if (a.scalar_type() != c10::kBool || b.scalar_type() != c10::kBool) return false;
+  if (result->defined()) {
+    at::native::resize_output(*result, shape);
+    result->zero_();
+  } else {
+    *result = at::zeros(shape, a.options());
+  }
+  return true;
+}
+
+void CheckMm(const at::Tensor& a, const at::Tensor& b, const char* name = "mm") {
   TORCH_CHECK(a.dim() == 2, "self must be a matrix");
   TORCH_CHECK(b.dim() == 2, "mat2 must be a matrix");
   TORCH_CHECK(a.size(1) == b.size(0), "mat1 and mat2 shapes cannot be multiplied (", a.size(0), "x", a.size(1),
               " and ", b.size(0), "x", b.size(1), ")");
-  CheckSameDtype(a, b, "mm");
+  CheckSameDtype(a, b, name, std::string(name) == "mm" && TrivialProduct(a.size(0) * b.size(1), a.size(1)));
 }
 
-void CheckBmm(const at::Tensor& a, const at::Tensor& b) {
+// trivial_ok: bmm itself, which the CPU answers without any dtype check when
+// the product has no elements or no terms (baddbmm checks them all the same).
+void CheckBmm(const at::Tensor& a, const at::Tensor& b, bool trivial_ok = false) {
   TORCH_CHECK(a.dim() == 3, "batch1 must be a 3D tensor");
   TORCH_CHECK(b.dim() == 3, "batch2 must be a 3D tensor");
   TORCH_CHECK(a.size(0) == b.size(0) && a.size(2) == b.size(1), "Expected size for first two dimensions of batch2 tensor to be: [",
               a.size(0), ", ", a.size(2), "] but got: [", b.size(0), ", ", b.size(1), "].");
+  if (trivial_ok && TrivialProduct(a.size(0) * a.size(1) * b.size(2), a.size(2))) return;
   CheckSameDtype(a, b, "bmm");
 }
 
@@ -80,38 +118,53 @@ void CheckMv(const at::Tensor& a, const at::Tensor& v) {
   TORCH_CHECK(a.dim() == 2 && v.dim() == 1, "vector + matrix @ vector expected, got ", a.dim(), ", ", v.dim());
   TORCH_CHECK(a.size(1) == v.size(0), "size mismatch, got input (", a.size(0), "), mat (", a.size(0), "x", a.size(1),
               "), vec (", v.size(0), ")");
-  CheckSameDtype(a, v, "mv");
+  CheckSameDtype(a, v, "mv", TrivialProduct(a.size(0), a.size(1)));
 }
 
 at::Tensor Mm(const at::Tensor& a, const at::Tensor& b) {
   CheckMm(a, b);
+  at::Tensor zeros;
+  if (BoolZeros(a, b, {a.size(0), b.size(1)}, &zeros)) return zeros;
   auto call = Product("mm", a, b);
   return Finish(call, nullptr);
 }
 at::Tensor& MmOut(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
   CheckMm(a, b);
+  if (BoolZeros(a, b, {a.size(0), b.size(1)}, &out)) return out;
   auto call = Product("mm", a, b);
   Finish(call, &out);
   return out;
 }
+// A trivial bmm is zeros of batch2's dtype, as on the CPU (whatever batch1's).
 at::Tensor Bmm(const at::Tensor& a, const at::Tensor& b) {
-  CheckBmm(a, b);
+  CheckBmm(a, b, true);
+  if (TrivialProduct(a.size(0) * a.size(1) * b.size(2), a.size(2))) {
+    return at::zeros({a.size(0), a.size(1), b.size(2)}, b.options());
+  }
   auto call = Product("bmm", a, b);
   return Finish(call, nullptr);
 }
 at::Tensor& BmmOut(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  CheckBmm(a, b);
+  CheckBmm(a, b, true);
+  if (TrivialProduct(a.size(0) * a.size(1) * b.size(2), a.size(2))) {
+    at::native::resize_output(out, {a.size(0), a.size(1), b.size(2)});
+    out.zero_();
+    return out;
+  }
   auto call = Product("bmm", a, b);
   Finish(call, &out);
   return out;
 }
 at::Tensor Mv(const at::Tensor& a, const at::Tensor& v) {
   CheckMv(a, v);
+  at::Tensor zeros;
+  if (BoolZeros(a, v, {a.size(0)}, &zeros)) return zeros;
   auto call = Product("mv", a, v);
   return Finish(call, nullptr);
 }
 at::Tensor& MvOut(const at::Tensor& a, const at::Tensor& v, at::Tensor& out) {
   CheckMv(a, v);
+  if (BoolZeros(a, v, {a.size(0)}, &out)) return out;
   auto call = Product("mv", a, v);
   Finish(call, &out);
   return out;
@@ -134,19 +187,19 @@ at::Tensor& DotOut(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
 }
 
 at::Tensor Addmm(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta, const c10::Scalar& alpha) {
-  CheckMm(a, b);
+  CheckMm(a, b, "addmm");
   auto call = AddProduct("mm", self, a, b, beta, alpha);
   return Finish(call, nullptr);
 }
 at::Tensor& AddmmOut(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta,
                      const c10::Scalar& alpha, at::Tensor& out) {
-  CheckMm(a, b);
+  CheckMm(a, b, "addmm");
   auto call = AddProduct("mm", self, a, b, beta, alpha);
   Finish(call, &out);
   return out;
 }
 at::Tensor& AddmmInplace(at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const c10::Scalar& beta, const c10::Scalar& alpha) {
-  CheckMm(a, b);
+  CheckMm(a, b, "addmm");
   at::assert_no_internal_overlap(self);
   AddProduct("mm", self, a, b, beta, alpha).RunInto({self});
   return self;

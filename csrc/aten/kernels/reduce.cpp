@@ -128,6 +128,12 @@ void CheckNonEmpty(const at::Tensor& self, const std::vector<int64_t>& dims, con
 }
 
 at::Tensor Extreme(const char* kind, const at::Tensor& self, c10::IntArrayRef dim, bool keepdim, at::Tensor* out) {
+  // No dims means all of them, which the CPU refuses for an empty input
+  // before it looks at any one dim (a RuntimeError, not the IndexError of an
+  // empty dim named).
+  TORCH_CHECK(!dim.empty() || self.numel() != 0, kind,
+              "(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with "
+              "the 'dim' argument.");
   std::vector<int64_t> dims = Dims(self, dim);
   CheckNonEmpty(self, dims, kind);
   OpCall call = Reduction(kind, self, dims, keepdim, self.scalar_type(), self.scalar_type());
@@ -151,8 +157,12 @@ at::Tensor MinAll(const at::Tensor& self) {
   TORCH_CHECK(self.numel() > 0, "min(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.");
   return Extreme("amin", self, {}, false, nullptr);
 }
-at::Tensor& MaxUnaryOut(const at::Tensor& self, at::Tensor& out) { Extreme("amax", self, {}, false, &out); return out; }
-at::Tensor& MinUnaryOut(const at::Tensor& self, at::Tensor& out) { Extreme("amin", self, {}, false, &out); return out; }
+at::Tensor& MaxUnaryOut(const at::Tensor& self, at::Tensor& out) {
+  TORCH_CHECK(self.numel() > 0, "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.");
+  Extreme("amax", self, {}, false, &out); return out; }
+at::Tensor& MinUnaryOut(const at::Tensor& self, at::Tensor& out) {
+  TORCH_CHECK(self.numel() > 0, "min(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.");
+  Extreme("amin", self, {}, false, &out); return out; }
 
 std::tuple<at::Tensor, at::Tensor> MaxMinDim(const char* kind, const at::Tensor& self, int64_t dim, bool keepdim,
                                              at::Tensor* values, at::Tensor* indices) {
@@ -186,14 +196,16 @@ std::tuple<at::Tensor&, at::Tensor&> MinDimOut(const at::Tensor& self, int64_t d
 }
 
 at::Tensor ArgImpl(const char* kind, const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, at::Tensor* out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != c10::kBool, "\"", kind, "_cpu\" not implemented for 'Bool'");
+  TORCH_CHECK(self.scalar_type() != c10::kBool, kind, "(): does not support bool input");
   std::vector<int64_t> dims;
   if (dim) {
     dims = {c10::maybe_wrap_dim(*dim, std::max<int64_t>(self.dim(), 1))};
     if (self.dim() == 0) dims = {};
   }
-  TORCH_CHECK(self.numel() > 0 || (dim && self.dim() > 0 && self.size(dims[0]) > 0), kind,
-              "(): Expected reduction dim to be specified for input.numel() == 0.");
+  // The CPU's words and type (IndexError, unlike amax's RuntimeError).
+  TORCH_CHECK_INDEX(self.numel() > 0 || dim, kind, "(): Expected reduction dim to be specified for input.numel() == 0.");
+  TORCH_CHECK_INDEX(self.numel() > 0 || self.dim() == 0 || self.size(dims[0]) > 0, kind, "(): Expected reduction dim ",
+                    dims[0], " to have non-zero size.");
   if (self.dim() == 0) {
     at::Tensor zero = at::zeros({}, self.options().dtype(c10::kLong));
     if (out) { out->resize_({}); out->copy_(zero); return *out; }
@@ -366,6 +378,8 @@ at::Tensor& LogSoftmaxOut(const at::Tensor& self, int64_t dim, bool h, at::Tenso
 std::tuple<at::Tensor, at::Tensor> Aminmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   std::vector<int64_t> dims;
   if (dim) dims.push_back(*dim);
+  TORCH_CHECK(dim || self.numel() != 0,
+              "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.");
   return {Extreme("amin", self, dims, keepdim, nullptr), Extreme("amax", self, dims, keepdim, nullptr)};
 }
 

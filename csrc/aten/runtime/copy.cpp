@@ -4,6 +4,7 @@
 // program, which reads any view and writes any view.
 #include <ATen/MemoryOverlap.h>
 #include <ATen/ATen.h>
+#include <ATen/ExpandUtils.h>
 #include <torch/library.h>
 
 #include <cstring>
@@ -53,7 +54,13 @@ std::shared_ptr<pjrt::Buffer> Contiguous(const at::Tensor& src) {
 }
 
 void CopyToHost(const at::Tensor& dst, const at::Tensor& src, bool non_blocking) {
-  if (src.numel() == 0) return;
+  if (src.numel() == 0) {
+    // Nothing to read, but a read all the same: the index checks of earlier
+    // ops are due here as at any other read (the op that made this empty
+    // tensor may have had one).
+    RaiseFailedIndexChecks(src.device().index());
+    return;
+  }
   auto buffer = Contiguous(src);
   bool direct = dst.is_contiguous() && dst.scalar_type() == src.scalar_type() &&
                 dst.sizes() == src.sizes();
@@ -86,6 +93,13 @@ at::Tensor CopyFromAndResize(const at::Tensor& self, const at::Tensor& dst) {
 
 void CopyInto(const at::Tensor& dst, const at::Tensor& src, bool non_blocking) {
   TORCH_CHECK(dst.device().type() == c10::DeviceType::PrivateUse1, "torchtpu: CopyInto needs a tpu destination");
+  // copy_ broadcasts src to dst's shape, also when dst is empty (then there
+  // is nothing to copy, but a src that does not broadcast is still an error).
+  if (src.sizes() != dst.sizes()) {
+    std::vector<int64_t> shape = at::infer_size(dst.sizes(), src.sizes());
+    TORCH_CHECK(c10::IntArrayRef(shape) == dst.sizes(), "output with shape ", dst.sizes(),
+                " doesn't match the broadcast shape ", c10::IntArrayRef(shape));
+  }
   if (dst.numel() == 0) return;
   int device = dst.device().index();
   at::Tensor from = src;
