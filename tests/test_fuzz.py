@@ -62,15 +62,11 @@ def test_fuzz_fixed_seed_range():
     c = report["counts"]
     assert c["programs"] == hi - lo, text
     assert c["aborts"] == 0, text  # nothing the fuzzer generates may kill the process
-    if (c["wrong_results"], c["error_mismatches"], c["internal"]) != (0, 0, 0):
-        # Known torchtpu bugs the fuzzer found (docs/fuzz.md, "bugs found"; issue 11 stays
-        # open until they are fixed): fused mode's failed compile leaves its other
-        # pending values reading as zeros. (Findings 2-7, the dtype and size-0 errors
-        # unlike the CPU's, are fixed: tests/test_error_parity.py; this seed range
-        # found none of the others after them.) Reported as an expected failure, with
-        # every repro printed, until the counts reach zero; aborts above always fail.
-        pytest.xfail(f"known bugs (docs/fuzz.md): {c['wrong_results']} wrong results, "
-                     f"{c['error_mismatches']} error mismatches, {c['internal']} internal errors\n{text}")
+    # Every bug the fuzzer found is fixed (docs/fuzz.md, "Findings"): any wrong
+    # result, error mismatch or fuzzer-internal error now fails, with its repro.
+    assert c["wrong_results"] == 0, text
+    assert c["error_mismatches"] == 0, text
+    assert c["internal"] == 0, text
 
 
 @pytest.mark.mode_independent
