@@ -146,14 +146,30 @@ def test_timeout_and_gap_are_results(eager_mode):
 
 
 def test_module_to_tpu_keeps_tied_weights():
-    """model.to("tpu") must keep shared parameters shared (tied embeddings), as
-    on CUDA; otherwise a tied model trains differently from the CPU."""
+    """model.to("tpu") keeps shared parameters shared (tied embeddings) and the
+    Parameter objects themselves, as on CUDA (a registered
+    _has_compatible_shallow_copy_type: c10 leaves PrivateUse1 to the backend);
+    otherwise a tied model trains differently from the CPU."""
+    cpu_model = _tiny_llama(tie=True)
     model = _tiny_llama(tie=True)
-    assert model.lm_head.weight is model.model.embed_tokens.weight
+    embed = model.model.embed_tokens.weight
+    assert model.lm_head.weight is embed
     model.to("tpu")
-    if model.lm_head.weight is not model.model.embed_tokens.weight:
-        pytest.xfail("known torchtpu bug: Module.to('tpu') replaces each Parameter because "
-                     "torch._has_compatible_shallow_copy_type(cpu, tpu) is False, which unties shared weights")
+    assert model.lm_head.weight is model.model.embed_tokens.weight is embed
+    assert embed.device.type == "tpu" and isinstance(embed, torch.nn.Parameter)
+    assert len(list(model.parameters())) == len(list(cpu_model.parameters()))
+    # one SGD step trains the one tied weight as on the CPU
+    ids = torch.tensor([[1, 5, 9, 14, 20, 33, 40, 41]])
+    for m, dev in ((cpu_model, "cpu"), (model, "tpu")):
+        m.train()
+        opt = torch.optim.SGD(m.parameters(), lr=0.5)
+        m(ids.to(dev), labels=ids.to(dev)).loss.backward()
+        opt.step()
+    torch.testing.assert_close(embed.detach().cpu(), cpu_model.model.embed_tokens.weight.detach(),
+                               rtol=1e-4, atol=1e-5)
+    # and back: .cpu() keeps the tie too
+    model.cpu()
+    assert model.lm_head.weight is model.model.embed_tokens.weight is embed and embed.device.type == "cpu"
 
 
 # --------------------------------------------------------------------------

@@ -10,6 +10,8 @@
 #include <ATen/core/Tensor.h>
 #include <torch/library.h>
 
+#include <typeinfo>
+
 #include "aten/runtime/device.h"
 #include "aten/runtime/hooks.h"
 #include "aten/runtime/storage.h"
@@ -80,6 +82,24 @@ at::Tensor& SetEmpty(at::Tensor& self) {
   return SetStorage(self, std::move(storage), 0, {0}, {1});
 }
 
+// nn.Module._apply (module.to("tpu"), .cpu(), .half()) moves a parameter
+// in place (`param.data = moved`, keeping the Parameter object) only when
+// the two tensors' types are compatible; otherwise it makes a new Parameter,
+// and weights shared by two modules (tied embeddings) stop being shared.
+// c10's list of compatible dense backends leaves PrivateUse1 to the backend
+// (TensorImpl::has_compatible_shallow_copy_type): dense CPU and dense tpu
+// tensors are as compatible as CPU and CUDA ones. Anything else (wrapper
+// subclasses, sparse, batched) keeps c10's answer.
+bool HasCompatibleShallowCopyType(const at::Tensor& self, const at::Tensor& from) {
+  auto plain_dense = [](const at::Tensor& t) {
+    const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+    return typeid(*impl) == typeid(c10::TensorImpl) && t.layout() == c10::kStrided &&
+           (t.device().is_cpu() || t.device().is_privateuseone());
+  };
+  if (plain_dense(self) && plain_dense(from)) return true;
+  return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set());
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", Empty);
   m.impl("empty_strided", EmptyStrided);
@@ -91,6 +111,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Storage", SetStorageOnly);
   m.impl("set_.source_Tensor", SetSource);
   m.impl("set_", SetEmpty);
+  m.impl("_has_compatible_shallow_copy_type", HasCompatibleShallowCopyType);
 }
 
 }  // namespace
