@@ -43,7 +43,7 @@ def _rss_kb() -> int:
 
 # ------------------------------------------------------------------- threads
 
-def _thread_body(k, n_ops, shared_cpu, shared_tpu, device, errors):
+def _thread_body(k, n_ops, shared_cpu, shared_tpu, device, errors, stop):
     try:
         rng = random.Random(1000 + k)
         g = torch.Generator().manual_seed(k)
@@ -53,6 +53,8 @@ def _thread_body(k, n_ops, shared_cpu, shared_tpu, device, errors):
         idx_cpu = torch.tensor([0, 3, 7, 1])
         idx = idx_cpu.to(device)
         for i in range(n_ops):
+            if stop.is_set():
+                return
             op = rng.randrange(8)
             if op == 0:
                 want, got = own_cpu + sh_cpu, own + sh
@@ -86,8 +88,9 @@ def test_threads_mixed_ops_on_own_and_shared_tensors_match_cpu(eager_mode):
     shared_tpu = {d: shared_cpu.to(d) for d in devices}
     before = {d: shared_tpu[d].cpu() for d in devices}
     errors = []
+    stop = threading.Event()
     threads = [threading.Thread(target=_thread_body, daemon=True,
-                                args=(k, n_ops, shared_cpu, shared_tpu, devices[k % len(devices)], errors))
+                                args=(k, n_ops, shared_cpu, shared_tpu, devices[k % len(devices)], errors, stop))
                for k in range(n_threads)]
     t0 = time.time()
     for t in threads:
@@ -95,12 +98,69 @@ def test_threads_mixed_ops_on_own_and_shared_tensors_match_cpu(eager_mode):
     for t in threads:
         t.join(max(1.0, timeout - (time.time() - t0)))
     alive = [t.name for t in threads if t.is_alive()]
-    assert not alive, f"threads still running after {timeout}s (deadlock?): {alive}"
+    # Threads left running would go on into the next tests (in whatever mode
+    # those set): stop them before failing. One still alive after that is
+    # stuck inside an op: a deadlock.
+    stop.set()
+    for t in threads:
+        t.join(60)
+    stuck = [t.name for t in threads if t.is_alive()]
+    assert not stuck, f"threads stuck in an op after {timeout}s (deadlock?): {stuck}"
+    assert not alive, f"threads still running after {timeout}s (too slow, stopped): {alive}"
     assert not errors, errors
     for d in devices:  # the shared tensors were only read
         torch.testing.assert_close(shared_tpu[d].cpu(), before[d], rtol=0, atol=0)
     print(f"{n_threads} threads x {n_ops} ops on {devices} ({eager_mode}): {time.time() - t0:.1f}s, "
           f"{len(torchtpu.compile_cache_stats()) - programs} new programs")
+
+
+def _in_place_body(k, rounds, device, errors, stop):
+    """Reads of a thread's own tensor (recorded while the mode is fused) then
+    in-place updates of it (run while the mode may be strict)."""
+    try:
+        own_cpu = torch.randn(8, 8, generator=torch.Generator().manual_seed(k))
+        own = own_cpu.to(device)
+        for i in range(rounds):
+            if stop.is_set():
+                return
+            want_half, got_half = torch.tanh(own_cpu[::2]), torch.tanh(own[::2])
+            own_cpu.mul_(0.9).add_(1.0)
+            own.mul_(0.9).add_(1.0)
+            if i % 5 == 0:
+                torch.testing.assert_close(got_half.cpu(), want_half, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(own.cpu(), own_cpu, rtol=1e-4, atol=1e-4)
+    except BaseException as e:  # noqa: BLE001 - reported by the main thread
+        errors.append((k, repr(e)[:2000]))
+
+
+def test_mode_changes_while_threads_run_ops_keep_their_buffers():
+    """The main thread switches between fused and strict while worker threads
+    run ops. A worker's fused read of its tensor may still be pending (it was
+    recorded after the switch's cut) when the same worker's next in-place op
+    runs strict: that op must not donate the buffer the pending graph reads
+    (it did: the cut then failed with 'buffer has been deleted or donated')."""
+    from torchtpu import experimental
+    devices = [TPU + ":0", TPU + ":1"] if torch.tpu.device_count() > 1 else [TPU]
+    errors, stop = [], threading.Event()
+    threads = [threading.Thread(target=_in_place_body, daemon=True,
+                                args=(k, 400, devices[k % len(devices)], errors, stop)) for k in range(4)]
+    t0 = time.time()
+    with experimental.set_eager_mode("fused"):
+        for t in threads:
+            t.start()
+        switches = 0
+        while any(t.is_alive() for t in threads) and time.time() - t0 < 120 and not errors:
+            with experimental.set_eager_mode("strict"):
+                time.sleep(0.002)
+            time.sleep(0.002)
+            switches += 1
+        stop.set()
+        for t in threads:
+            t.join(60)
+        torch.tpu.synchronize()
+    assert not [t.name for t in threads if t.is_alive()], "threads stuck in an op (deadlock?)"
+    assert not errors, errors
+    print(f"{switches} mode switches in {time.time() - t0:.1f}s")
 
 
 # ------------------------------------------------------------------ training

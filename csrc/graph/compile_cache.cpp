@@ -242,10 +242,11 @@ void CompileCache::Clear() {
 void SetProfiling(bool on) { g_profiling.store(on); }
 bool Profiling() { return g_profiling.load(std::memory_order_relaxed); }
 
-Launch Execute(CacheEntry& entry, const std::vector<pjrt::Buffer*>& args) {
+Launch Execute(CacheEntry& entry, const std::vector<pjrt::Buffer*>& args,
+               const std::vector<int64_t>& non_donatable) {
   bool profiling = Profiling();
   auto start = std::chrono::steady_clock::now();
-  pjrt::ExecuteResult r = entry.executable->Execute({args});
+  pjrt::ExecuteResult r = entry.executable->Execute({args}, non_donatable);
   Launch launch;
   launch.results = std::move(r.outputs.at(0));
   if (!r.done.empty()) launch.done = std::move(r.done[0]);

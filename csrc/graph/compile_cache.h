@@ -126,8 +126,11 @@ struct Launch {
   std::unique_ptr<pjrt::Event> done;
 };
 // While profiling (`torchtpu profile`), Execute awaits each launch and adds
-// its wall time to the entry: device time as the host sees it.
-Launch Execute(CacheEntry& entry, const std::vector<pjrt::Buffer*>& args);
+// its wall time to the entry: device time as the host sees it. Arguments at
+// the indices in `non_donatable` are copied instead of donated where the
+// program aliases them to a result (someone else still holds them).
+Launch Execute(CacheEntry& entry, const std::vector<pjrt::Buffer*>& args,
+               const std::vector<int64_t>& non_donatable = {});
 void SetProfiling(bool on);
 bool Profiling();
 

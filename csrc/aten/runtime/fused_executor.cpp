@@ -185,15 +185,19 @@ void RunNodeByNode(int device, PendingGraph& g, CutReason reason, const std::str
   for (int n = 0; n < n_nodes; ++n) {
     const graph::Node& node = g.graph.node(n);
     std::vector<pjrt::Buffer*> args;
+    std::vector<int64_t> held;  // written inputs someone else still holds: copied, not donated
     for (const graph::ValueRef& v : g.graph.node_args(n)) {
+      const std::shared_ptr<pjrt::Buffer>* b = nullptr;
       if (v.node < 0) {
-        args.push_back(g.inputs.at(v.index).get());
+        b = &g.inputs.at(v.index);
       } else if (failed[v.node]) {
         failed[n] = failed[v.node];
         break;
       } else {
-        args.push_back(results[v.node].at(v.index).get());
+        b = &results[v.node].at(v.index);
       }
+      if (b->use_count() > 1) held.push_back(static_cast<int64_t>(args.size()));
+      args.push_back(b->get());
     }
     if (failed[n]) continue;
     try {
@@ -201,7 +205,7 @@ void RunNodeByNode(int device, PendingGraph& g, CutReason reason, const std::str
         MaybeFailCompile(nullptr, &node);
         return rt.cache().Get(node, device);
       });
-      graph::Launch launch = GuardExecution(node, [&] { return graph::Execute(entry, args); });
+      graph::Launch launch = GuardExecution(node, [&] { return graph::Execute(entry, args, held); });
       rt.Track(device, std::move(launch.done));
       for (auto& r : launch.results) results[n].emplace_back(std::move(r));
     } catch (...) {

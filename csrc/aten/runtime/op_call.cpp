@@ -3,6 +3,7 @@
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -228,6 +229,26 @@ void OpCall::CheckLaunch(graph::Launch& launch, const std::vector<hlo::TensorTyp
   }
 }
 
+namespace {
+
+// The written arguments (donated by the program) whose buffer someone besides
+// the storage and this call still holds: another thread's pending fused graph
+// that read the old contents before a mode change, say. Donating would delete
+// the buffer under it, so PJRT copies these instead. A buffer passed k times
+// is held k times by `buffers` itself.
+std::vector<int64_t> HeldElsewhere(const graph::Node& node, const std::vector<std::shared_ptr<pjrt::Buffer>>& buffers) {
+  std::vector<int64_t> held;
+  for (const graph::Write& w : node.writes) {
+    if (w.arg < 0 || !buffers.at(w.arg)) continue;
+    const auto& b = buffers[w.arg];
+    long passed = std::count(buffers.begin(), buffers.end(), b);
+    if (b.use_count() > passed + 1) held.push_back(w.arg);
+  }
+  return held;
+}
+
+}  // namespace
+
 std::vector<std::shared_ptr<pjrt::Buffer>> OpCall::Launch() {
   if (device_ < 0) device_ = CurrentDevice();
   Runtime& rt = Runtime::Get();
@@ -239,7 +260,8 @@ std::vector<std::shared_ptr<pjrt::Buffer>> OpCall::Launch() {
       GuardLowering(node_, [&]() -> graph::CacheEntry& { return rt.cache().Get(node_, device_); });
   std::vector<pjrt::Buffer*> args;
   for (auto& b : buffers_) args.push_back(b.get());
-  graph::Launch launch = GuardExecution(node_, [&] { return graph::Execute(entry, args); });
+  graph::Launch launch =
+      GuardExecution(node_, [&] { return graph::Execute(entry, args, HeldElsewhere(node_, buffers_)); });
   CheckLaunch(launch, entry.program.result_types);
   rt.Track(device_, std::move(launch.done));
   last_types_ = entry.program.result_types;
