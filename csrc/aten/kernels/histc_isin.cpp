@@ -114,6 +114,7 @@ at::Tensor& IsinTTOut(const at::Tensor& elements, const at::Tensor& test, bool /
 // a wrapped number, converted to the tensor's dtype when of its category).
 at::Tensor IsinTSImpl(const at::Tensor& elements, const c10::Scalar& test, bool invert, at::Tensor* out) {
   CheckIsinDtype(elements.scalar_type());
+  CheckIsinDtype(test.type());
   c10::ScalarType compute = at::result_type(elements, test);
   return IsinImpl(elements, HostScalar(test, compute), compute, invert, out);
 }
@@ -129,6 +130,7 @@ at::Tensor& IsinTSOut(const at::Tensor& elements, const c10::Scalar& test, bool 
 // Scalar_Tensor: the element is a 0-dim tensor (a wrapped number) on the
 // test elements' device; the result is 0-dim.
 at::Tensor IsinSTImpl(const c10::Scalar& element, const at::Tensor& test, bool invert, at::Tensor* out) {
+  CheckIsinDtype(element.type());
   CheckIsinDtype(test.scalar_type());
   at::Tensor wrapped = at::scalar_tensor(element, test.options().dtype(
                                                       element.isFloatingPoint() ? c10::kDouble : c10::kLong)
