@@ -60,6 +60,23 @@ def test_histc_bin_edges(dtype):
         _check_histc(x, bins, lo, hi)
 
 
+@pytest.mark.parametrize("dtype", (torch.float32, torch.bfloat16, torch.float16), ids=dtype_id)
+def test_histc_random_ranges_match_cpu(dtype):
+    # The bin index is rounded at each step in the input's dtype, as the CPU
+    # does; ranges and bin counts that put values near the edges. At most 250
+    # values: the CPU accumulates bf16 counts in bf16, exact only up to 256.
+    # (Not covered: f16 with (max - min) * bins over 65504, where the CPU's
+    # f16 index overflows to inf and its cast is undefined behaviour.)
+    g = torch.Generator().manual_seed(11)
+    for case in range(12):
+        lo = float(torch.empty(()).uniform_(-40, 10, generator=g).to(dtype))
+        hi = float(torch.tensor(lo + [0.1, 1.0, 3.0, 17.5][case % 4]).to(dtype))
+        bins = [1, 3, 7, 10, 64, 100][case % 6]
+        x = (torch.rand(200, generator=g, dtype=torch.float64) * (hi - lo) * 1.2 + lo - 0.1 * (hi - lo)).to(dtype)
+        x = torch.cat([x, torch.linspace(lo, hi, bins + 1, dtype=torch.float64).to(dtype)])[:250]
+        _check_histc(x, bins, lo, hi)
+
+
 @pytest.mark.parametrize("dtype", (torch.float32, torch.bfloat16), ids=dtype_id)
 def test_histc_ignores_out_of_range_nan_and_inf(dtype):
     x = torch.tensor([-5.0, -1.0, 0.0, 0.5, 1.0, 2.0, float("nan"), float("inf"), -float("inf"), 0.25], dtype=dtype)
@@ -258,3 +275,34 @@ def test_tiny_moe_model_forward_matches_cpu(monkeypatch):
         assert device_calls and all(d == torch.int32 for d in device_calls), device_calls
     torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
     print(f"tiny Qwen3-MoE forward on {DEVICE} + CPU: {time.time() - start:.1f} s")
+
+
+def test_tiny_generate_matches_cpu(monkeypatch):
+    """generate() calls isin (stop tokens, eos among the pad tokens...): a
+    tiny Llama's greedy generate runs on tpu without fallback."""
+    transformers = pytest.importorskip("transformers")
+    cfg = transformers.LlamaConfig(
+        vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=64, eos_token_id=[3, 5], pad_token_id=0)
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(cfg).eval()
+    device_calls = []
+    real_isin = torch.isin
+
+    def counting_isin(elements, test_elements, **kwargs):
+        for t in (elements, test_elements):
+            if isinstance(t, torch.Tensor) and t.device.type != "cpu":
+                device_calls.append(t.dtype)
+                break
+        return real_isin(elements, test_elements, **kwargs)
+
+    monkeypatch.setattr(torch, "isin", counting_isin)
+    ids = torch.randint(6, 128, (2, 5))
+    expected = model.generate(ids, max_new_tokens=6, do_sample=False)
+    before = op_check.fallback_counts()
+    model.to(DEVICE)
+    got = model.generate(ids.to(DEVICE), max_new_tokens=6, do_sample=False).cpu()
+    assert op_check.fallback_counts() == before
+    if not op_check.ON_CPU:
+        assert device_calls, "generate() called no isin on the device"
+    assert torch.equal(got, expected)

@@ -7,7 +7,9 @@
 // inputs are binned in f64 (CUDA bins integers; the result equals the CPU's
 // histc of the input cast to float64). Counts are accumulated in int64 by a
 // scatter-add, so they are exact, and converted to the result dtype at the
-// end. lo and hi are runtime scalars: a data-derived range does not compile
+// end (the CPU accumulates in the result dtype: bf16 counts stop being exact
+// past 256 there). Where (x - lo) * bins overflows f16 the CPU's index is an
+// undefined cast of inf; here it lands in the last bin. lo and hi are runtime scalars: a data-derived range does not compile
 // a new program per value.
 #include "lower/lower_util.h"
 #include "graph/lowering.h"
