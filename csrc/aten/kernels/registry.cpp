@@ -4,6 +4,8 @@ namespace torchtpu::aten {
 
 // paged_attention.cpp: the torch.ops.torchtpu paged KV cache ops of serving.
 void RegisterPagedAttention();
+// histc_isin.cpp: histc and isin.
+void RegisterHistcIsin();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -31,6 +33,7 @@ void RegisterAllOps() {
   RegisterConvPool();
   RegisterAutocast();
   RegisterPagedAttention();
+  RegisterHistcIsin();
 }
 
 }  // namespace torchtpu::aten
