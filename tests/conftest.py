@@ -93,7 +93,11 @@ _MODES = [m for m in os.environ.get("TORCHTPU_TEST_MODES", "strict,fused").split
 def eager_mode(request):
     """Runs the test under one execution mode; leaving it launches any
     pending fused work, so nothing leaks into the next test."""
+    import torchtpu
     from torchtpu import experimental
+    # Each test starts with no compile history, as in a fresh process: whether
+    # a fused graph compiles or runs op by op never depends on earlier tests.
+    torchtpu._C._clear_compile_history()
     with experimental.set_eager_mode(request.param):
         yield request.param
 

@@ -1,6 +1,7 @@
 """Fused eager mode: the deferred graph, its cut points, donation, aliasing,
 fallbacks inside a fused region, errors naming the op, and the mode controls.
 (The rest of the suite runs under both strict and fused: see conftest.py.)"""
+import itertools
 import os
 import subprocess
 import sys
@@ -66,6 +67,61 @@ def test_a_repeated_graph_hits_the_cache(fused):
     for i in range(3):
         torch.testing.assert_close((x - 1).mul(i).cpu(), torch.zeros(5, 7))
     assert len(rows()) == 1 and rows()[0]["hits"] == hits + 3  # new scalars never recompile
+
+
+# A fresh shape per run: every test runs once per execution mode, and the
+# second run must not find the first one's programs in the memory cache.
+_fresh_width = itertools.count(101)
+
+
+def _distinct_graph(x, i):
+    """Four ops whose kinds are the base-3 digits of i: 81 different graphs."""
+    y = x
+    for _ in range(4):
+        i, digit = divmod(i, 3)
+        y = y + 1 if digit == 0 else (y * 2 if digit == 1 else y - 3)
+    return y
+
+
+def test_never_repeating_graphs_run_op_by_op_until_one_repeats(fused):
+    width = next(_fresh_width)
+    x_cpu = torch.randn(3, width)
+    x = x_cpu.to("tpu")
+    experimental.cut()
+
+    def op_by_op():
+        return experimental.fused_stats()["cuts_op_by_op"]
+
+    def fused_programs():
+        return len([r for r in torchtpu.compile_cache_stats()
+                    if r["op"].startswith("fused graph") and f"f32[3,{width}]" in r["op"]])
+
+    start = op_by_op()
+    for i in range(48):
+        torch.testing.assert_close(_distinct_graph(x, i).cpu(), _distinct_graph(x_cpu, i))
+    # The first 32 cuts compile (the history window fills with misses); the
+    # 16 after it run their ops through their own programs.
+    assert op_by_op() - start == 16
+    assert fused_programs() == 32
+
+    # Still degraded, but a graph on a new shape has new ops: one compile for
+    # the graph, not one per op.
+    other = next(_fresh_width)
+    y_cpu = torch.randn(3, other)
+    torch.testing.assert_close(_distinct_graph(y_cpu.to("tpu"), 7).cpu(), _distinct_graph(y_cpu, 7))
+    assert op_by_op() - start == 16
+    assert len([r for r in torchtpu.compile_cache_stats()
+                if r["op"].startswith("fused graph") and f"f32[3,{other}]" in r["op"]]) == 1
+
+    # A graph that repeats: op by op at its first sighting, compiled at its
+    # second, then cache hits, which fill the window and end the policy.
+    for _ in range(34):
+        torch.testing.assert_close(_distinct_graph(x, 50).cpu(), _distinct_graph(x_cpu, 50))
+    assert op_by_op() - start == 17
+    assert fused_programs() == 33
+    torch.testing.assert_close(_distinct_graph(x, 60).cpu(), _distinct_graph(x_cpu, 60))
+    assert op_by_op() - start == 17  # a new graph compiles at once again
+    assert fused_programs() == 34
 
 
 def test_cut_points_are_deterministic():

@@ -83,7 +83,10 @@ def cut(device: int | None = None) -> None:
 
 
 def fused_stats() -> dict[str, int]:
-    """Counters of the fused executor: nodes_recorded, cuts, nodes_pending."""
+    """Counters of the fused executor: nodes_recorded, cuts, nodes_pending,
+    and cuts_op_by_op: cuts of a never-seen graph whose ops ran one at a time
+    through their own cached programs because most recent cuts compiled a new
+    program (a graph that repeats compiles on its second sighting)."""
     return dict(_C._fused_stats())
 
 

@@ -231,6 +231,11 @@ std::vector<CacheStats> CompileCache::Stats() const {
   return rows;
 }
 
+bool CompileCache::Holds(const std::string& key, int device) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_.count(DeviceKey(key, device)) > 0;
+}
+
 void CompileCache::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
   entries_.clear();

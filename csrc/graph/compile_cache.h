@@ -74,6 +74,8 @@ class CompileCache {
   // `describe` names it in statistics and errors.
   CacheEntry& GetOrCompile(const std::string& key, int device, const std::function<std::string()>& describe,
                            const std::function<Program()>& lower);
+  // Whether the in-memory tier holds `key`'s program for `device` (no count).
+  bool Holds(const std::string& key, int device) const;
   // Result types of `node`, from the cache or by lowering alone (no compile).
   std::vector<hlo::TensorType> ResultTypes(const Node& node);
   // The same when the caller already has the node's Signature.

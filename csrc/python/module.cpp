@@ -186,9 +186,11 @@ PYBIND11_MODULE(_C, m) {
     py::dict d;
     d["nodes_recorded"] = s.nodes_recorded;
     d["cuts"] = s.cuts;
+    d["cuts_op_by_op"] = s.cuts_op_by_op;
     d["nodes_pending"] = s.nodes_pending;
     return d;
   });
+  m.def("_clear_compile_history", []() { ClearCompileHistory(); });
   // torch.compile(backend="tpu"): capture a region as one program, replay it.
   py::class_<GraphReplay, std::shared_ptr<GraphReplay>>(m, "_GraphReplay")
       .def("run", [](GraphReplay& r, const std::vector<at::Tensor>& inputs) -> py::object {

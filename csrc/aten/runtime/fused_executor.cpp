@@ -9,9 +9,60 @@
 #include "aten/runtime/eager_mode.h"
 #include "aten/runtime/errors.h"
 #include "aten/runtime/runtime.h"
+#include "graph/signature.h"
 
 namespace torchtpu::aten {
 namespace {
+
+// A pending graph that never repeats (a random op stream, or several threads
+// interleaving their ops into one device's graph) would compile a new fused
+// program at nearly every cut, each compile costing far more than running the
+// graph's ops. So once most recent cuts compiled (kDegradedMisses of the last
+// kWindow), a graph whose program is not cached runs its ops one by one
+// through their own programs, as the strict mode would — but only when every
+// one of its ops already appeared in an earlier graph that missed: the ops
+// repeat while the graphs do not, so the single-op programs are compiled once
+// and reused. A graph with a new op (a new shape above all: a model fed a new
+// sequence length each step) compiles as one program, which costs one compile
+// where its ops alone would cost one each. A graph seen before also compiles:
+// one that repeats compiles on its second sighting, its cuts then hit the
+// cache, and once hits fill the window every new graph compiles at once again.
+class CompileHistory {
+ public:
+  bool Degraded() const { return filled_ == kWindow && __builtin_popcount(misses_) >= kDegradedMisses; }
+  bool Seen(uint64_t key_hash) const { return seen_.count(key_hash) > 0; }
+  bool AllOpsSeen(const std::vector<uint64_t>& op_hashes) const {
+    for (uint64_t h : op_hashes) {
+      if (!ops_seen_.count(h)) return false;
+    }
+    return true;
+  }
+  void RecordHit() { Shift(false); }
+  // A cut whose program was not in the cache (compiled, or its ops ran one
+  // by one), with the hashes of its ops' signatures.
+  void RecordMiss(uint64_t key_hash, const std::vector<uint64_t>& op_hashes) {
+    Shift(true);
+    // Bounded; a repeat then compiles one sighting later.
+    if (seen_.size() >= kSeenMax) seen_.clear();
+    seen_.insert(key_hash);
+    if (ops_seen_.size() + op_hashes.size() > kSeenMax) ops_seen_.clear();
+    ops_seen_.insert(op_hashes.begin(), op_hashes.end());
+  }
+  void Clear() { *this = CompileHistory(); }
+
+ private:
+  void Shift(bool missed) {
+    misses_ = (misses_ << 1) | (missed ? 1u : 0u);
+    if (filled_ < kWindow) ++filled_;
+  }
+  static constexpr int kWindow = 32;  // bits of misses_
+  static constexpr int kDegradedMisses = 24;
+  static constexpr size_t kSeenMax = 4096;
+  uint32_t misses_ = 0;
+  int filled_ = 0;
+  std::unordered_set<uint64_t> seen_;      // program keys of missed cuts
+  std::unordered_set<uint64_t> ops_seen_;  // op signatures in missed cuts
+};
 
 // One device's pending graph. Recursive: a cut may run while a node is being
 // recorded (the node bound), and freeing a storage inside a cut forgets it.
@@ -22,6 +73,7 @@ struct PendingGraph {
   std::vector<uint64_t> input_sources;                // StorageData::id; 0: a scalar
   std::unordered_map<const pjrt::Buffer*, int> input_of;
   std::unordered_set<StorageData*> holders;           // storages holding a pending value
+  CompileHistory history;
 };
 
 // Never destroyed, like the runtime: storages freed during interpreter
@@ -39,6 +91,7 @@ PendingGraph& GraphOf(int device) { return *Graphs().at(device); }
 
 std::atomic<int64_t> g_nodes_recorded{0};
 std::atomic<int64_t> g_cuts{0};
+std::atomic<int64_t> g_cuts_op_by_op{0};  // cuts whose ops ran one by one (CompileHistory)
 thread_local CutObserver t_observer;
 
 // InjectCompileFailure's state: checked with one atomic load when off.
@@ -176,7 +229,9 @@ std::vector<int> ChooseDonations(const PendingGraph& g, const std::vector<graph:
 // failure is raised here, naming the op, its shapes and dtypes. When every
 // node runs alone (the fused program's failure was not any one op's), the
 // results are complete and the failure is only warned about.
-void RunNodeByNode(int device, PendingGraph& g, CutReason reason, const std::string& fused_error) {
+// With `fused_error` null the fused program was never tried (CompileHistory):
+// nothing to warn about.
+void RunNodeByNode(int device, PendingGraph& g, CutReason reason, const std::string* fused_error) {
   Runtime& rt = Runtime::Get();
   const int n_nodes = g.graph.num_nodes();
   std::vector<std::vector<std::shared_ptr<pjrt::Buffer>>> results(n_nodes);
@@ -235,8 +290,9 @@ void RunNodeByNode(int device, PendingGraph& g, CutReason reason, const std::str
     t_observer(record, reason);
   }
   if (first_error) std::rethrow_exception(first_error);
+  if (!fused_error) return;
   TORCH_WARN("torchtpu: a fused program of ", n_nodes, " ops failed to compile; its ops ran one by one ",
-             "instead (results are complete): ", fused_error.substr(0, 2000));
+             "instead (results are complete): ", fused_error->substr(0, 2000));
 }
 
 void CutLocked(int device, PendingGraph& g, CutReason reason) {
@@ -261,16 +317,41 @@ void CutLocked(int device, PendingGraph& g, CutReason reason) {
     std::string key = g.graph.Key(outputs, donate);
 
     Runtime& rt = Runtime::Get();
+    const uint64_t key_hash = Fnv1a(key);
+    bool op_by_op = false;
+    if (rt.cache().Holds(key, device)) {
+      g.history.RecordHit();
+    } else {
+      std::vector<uint64_t> op_hashes(g.graph.num_nodes());
+      for (int i = 0; i < g.graph.num_nodes(); ++i) op_hashes[i] = Fnv1a(graph::Signature(g.graph.node(i)));
+      // Graph capture (torch.compile) needs the one program: never op by op then.
+      op_by_op = !t_observer && g.history.Degraded() && !g.history.Seen(key_hash) &&
+                 g.history.AllOpsSeen(op_hashes);
+      g.history.RecordMiss(key_hash, op_hashes);
+    }
+    if (op_by_op) {
+      const int64_t nodes = g.graph.num_nodes();
+      g_cuts.fetch_add(1);
+      g_cuts_op_by_op.fetch_add(1);
+      {
+        std::lock_guard<std::mutex> lock(g_log_mu);
+        if (g_log_on) g_log.push_back(CutLogEntry{key_hash, nodes, device, reason});
+      }
+      RunNodeByNode(device, g, reason, nullptr);
+      return;
+    }
     graph::CacheEntry* entry = nullptr;
     try {
       MaybeFailCompile(&g.graph, nullptr);
       entry = &rt.cache().GetOrCompile(key, device, [&] { return g.graph.Describe(); },
                                        [&] { return g.graph.Lower(outputs, donate); });
     } catch (const graph::LoweringError& e) {
-      RunNodeByNode(device, g, reason, e.what());
+      const std::string error = e.what();
+      RunNodeByNode(device, g, reason, &error);
       return;
     } catch (const pjrt::Error& e) {
-      RunNodeByNode(device, g, reason, e.what());
+      const std::string error = e.what();
+      RunNodeByNode(device, g, reason, &error);
       return;
     }
     std::vector<pjrt::Buffer*> args;
@@ -295,7 +376,7 @@ void CutLocked(int device, PendingGraph& g, CutReason reason) {
     g_cuts.fetch_add(1);
     {
       std::lock_guard<std::mutex> lock(g_log_mu);
-      if (g_log_on) g_log.push_back(CutLogEntry{Fnv1a(key), g.graph.num_nodes(), device, reason});
+      if (g_log_on) g_log.push_back(CutLogEntry{key_hash, g.graph.num_nodes(), device, reason});
     }
     if (t_observer) {
       record.entry = entry;
@@ -394,6 +475,14 @@ void ForgetPending(StorageData& s) {
 
 void SetCutObserver(CutObserver observer) { t_observer = std::move(observer); }
 
+void ClearCompileHistory() {
+  if (!Runtime::Initialized()) return;
+  for (auto& g : Graphs()) {
+    std::lock_guard<std::recursive_mutex> lock(g->mu);
+    g->history.Clear();
+  }
+}
+
 void InjectCompileFailure(bool fused_programs, std::string op) {
   std::lock_guard<std::mutex> lock(g_inject_mu);
   g_inject_fused = fused_programs;
@@ -405,6 +494,7 @@ FusedStats GetFusedStats() {
   FusedStats stats;
   stats.nodes_recorded = g_nodes_recorded.load();
   stats.cuts = g_cuts.load();
+  stats.cuts_op_by_op = g_cuts_op_by_op.load();
   if (Runtime::Initialized()) {
     for (auto& g : Graphs()) {
       std::lock_guard<std::recursive_mutex> lock(g->mu);

@@ -83,10 +83,15 @@ void SetCutObserver(CutObserver observer);
 // named `op` (alone or in a fused program). Off: (false, "").
 void InjectCompileFailure(bool fused_programs, std::string op);
 
+// Forgets which graphs were seen and how many recent cuts compiled, so new
+// graphs compile at once again (tests start each from a fresh history).
+void ClearCompileHistory();
+
 // Statistics and the cut log (for tests and the benchmarks).
 struct FusedStats {
   int64_t nodes_recorded = 0;
   int64_t cuts = 0;
+  int64_t cuts_op_by_op = 0;  // cuts of never-seen graphs run one op at a time while most cuts compile
   int64_t nodes_pending = 0;
 };
 FusedStats GetFusedStats();
