@@ -346,6 +346,19 @@ const std::map<std::string, Fn>& Table() {
   return table;
 }
 
+// PyTorch's CPU mul and div (true, trunc and floor) on bf16/f16, when the
+// second operand is a single broadcast value (a 0-dim tensor, a Python
+// number, any one-element tensor), take that value as it was before the cast
+// to the common dtype (TensorIterator's original_scalar_value) and compute in
+// f32, rounding once: bf16 x * f32 0.7261761 multiplies by 0.7261761, not by
+// its bf16 rounding 0.7265625. Elsewhere the operands are cast first.
+DType ScalarOperandCompute(const graph::Node& n, const Values& in, DType compute) {
+  if (compute != DType::kBF16 && compute != DType::kF16) return compute;
+  if (n.op != "ew.mul" && n.op != "ew.div") return compute;
+  if (in.size() != 2 || in[1].type.numel() != 1) return compute;
+  return DType::kF32;
+}
+
 bool RegisterAll() {
   for (const auto& [name, fn] : Table()) {
     graph::RegisterLowering("ew." + name, [fn = fn](Builder& b, const graph::Node& n, const Values& in) {
@@ -359,7 +372,7 @@ bool RegisterAll() {
         operands = {b.BroadcastTo(b.Convert(in[0], DType::kBool), shape), b.BroadcastTo(rest[0], shape),
                     b.BroadcastTo(rest[1], shape)};
       } else {
-        operands = Harmonize(b, in, compute);
+        operands = Harmonize(b, in, ScalarOperandCompute(n, in, compute));
       }
       return Values{b.Convert(fn(b, n, operands), result)};
     });

@@ -143,14 +143,20 @@ hlo::RegionFn Combiner(const std::string& reduce) {
 REGISTER_LOWERING("scatter", [](Builder& b, const graph::Node& n, const Values& in) {
   int64_t dim = n.IntAttr(0);
   const std::string& reduce = n.StrAttr(1);
-  Value x = in[0], index = in[1], src = b.Convert(in[2], in[0].dtype());
+  // PyTorch's CPU scatter_add_ and scatter_(reduce=add|multiply) accumulate
+  // bf16/f16 in f32 and round once into self (index_add_ and index_put_ with
+  // accumulate round after every add instead, as XLA's scatter does in the
+  // element type); so those reductions run in f32 here.
+  const DType out = in[0].dtype();
+  const DType compute = reduce.empty() ? out : AccumulateType(out);
+  Value x = b.Convert(in[0], compute), index = in[1], src = b.Convert(in[2], compute);
   int64_t rank = x.rank();
   RangeCheck check(b, CheckMode(n, 2));
   check.Add(index, dim, rank == 0 ? 1 : x.shape()[dim]);
-  if (index.type.numel() == 0) return check.Finish({x});
+  if (index.type.numel() == 0) return check.Finish({in[0]});
   if (rank == 0) {
     Value s = b.Reshape(src.rank() == 0 ? src : b.Reshape(b.SliceDim(b.Reshape(src, {src.type.numel()}), 0, 0, 1), {}), {});
-    return check.Finish({reduce == "add" ? b.Add(x, s) : s});
+    return check.Finish({b.Convert(reduce.empty() ? s : Combiner(reduce)(b, {x, s})[0], out)});
   }
   Value updates;
   if (src.rank() == 0) {
@@ -165,7 +171,7 @@ REGISTER_LOWERING("scatter", [](Builder& b, const graph::Node& n, const Values& 
   std::iota(s.inserted_window_dims.begin(), s.inserted_window_dims.end(), 0);
   s.scatter_dims_to_operand_dims = s.inserted_window_dims;
   s.index_vector_dim = rank;
-  return check.Finish({b.Scatter(x, tuples, updates, s, Combiner(reduce))});
+  return check.Finish({b.Convert(b.Scatter(x, tuples, updates, s, Combiner(reduce)), out)});
 });
 
 // Advanced indexing. attrs: 0 positions of the indexed dims (ascending),
