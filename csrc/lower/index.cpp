@@ -275,10 +275,15 @@ REGISTER_LOWERING("index_put", [](Builder& b, const graph::Node& n, const Values
 
 // attrs: 0 dim, 1 mode (add, copy), [2 check mode]. inputs: self, index [n],
 // source (or a scalar fill value), [alpha for add].
+// Mode add_once: as add, but bf16/f16 accumulate in f32 and round once (the
+// CPU's index_add_ does so where it goes through scatter_add_; the kernel
+// decides).
 REGISTER_LOWERING("index_scatter", [](Builder& b, const graph::Node& n, const Values& in) {
   int64_t dim = n.IntAttr(0);
-  bool add = n.StrAttr(1) == "add";
-  Value x = in[0];
+  const bool once = n.StrAttr(1) == "add_once";
+  bool add = n.StrAttr(1) == "add" || once;
+  const DType out = in[0].dtype();
+  Value x = once ? b.Convert(in[0], AccumulateType(out)) : in[0];
   if (x.rank() == 0) x = b.Reshape(x, {1});
   int64_t count = in[1].type.numel();
   RangeCheck check(b, CheckMode(n, 2));
@@ -296,7 +301,7 @@ REGISTER_LOWERING("index_scatter", [](Builder& b, const graph::Node& n, const Va
   s.scatter_dims_to_operand_dims = {dim};
   s.index_vector_dim = 1;
   Value r = b.Scatter(x, idx, updates, s, Combiner(add ? "add" : ""));
-  return check.Finish({b.Reshape(r, in[0].shape())});
+  return check.Finish({b.Convert(b.Reshape(r, in[0].shape()), out)});
 });
 
 REGISTER_LOWERING("masked_fill", [](Builder& b, const graph::Node&, const Values& in) {
