@@ -9,8 +9,8 @@
 //    keeps it) is 1 for self when included plus one per update, and a zero
 //    count is taken as 1; integers divide with floor rounding, as the CPU's
 //    div_(count, "floor").
-//  * amax/amin propagate NaN (XLA's maximum/minimum do, as the CPU's
-//    isnan(src) ? src : max(self, src) does).
+//  * amax/amin propagate NaN, as the CPU's isnan(src) ? src : max(self, src)
+//    does (explicitly: XLA's CPU maximum/minimum can drop a NaN operand).
 //  * bool is reduced in i32 and compared with 0 (sum = or, prod = and).
 // Duplicated indices are combined in the scatter; for floats the order of a
 // sum or product may differ from the CPU's sequential loop (reassociation).
@@ -50,8 +50,16 @@ Literal Identity(const std::string& reduce, DType d) {
 
 hlo::RegionFn Combine(const std::string& reduce) {
   if (reduce == "prod") return [](Builder& rb, const Values& a) { return Values{rb.Mul(a[0], a[1])}; };
-  if (reduce == "amax") return [](Builder& rb, const Values& a) { return Values{rb.Max(a[0], a[1])}; };
-  if (reduce == "amin") return [](Builder& rb, const Values& a) { return Values{rb.Min(a[0], a[1])}; };
+  if (reduce == "amax" || reduce == "amin") {
+    const bool is_max = reduce == "amax";
+    return [is_max](Builder& rb, const Values& a) {
+      Value m = is_max ? rb.Max(a[0], a[1]) : rb.Min(a[0], a[1]);
+      if (!hlo::IsFloat(a[0].dtype())) return Values{m};
+      // XLA's CPU maximum/minimum may drop a NaN operand; the CPU keeps it.
+      m = rb.Select(IsNan(rb, a[1]), a[1], m);
+      return Values{rb.Select(IsNan(rb, a[0]), a[0], m)};
+    };
+  }
   return [](Builder& rb, const Values& a) { return Values{rb.Add(a[0], a[1])}; };
 }
 

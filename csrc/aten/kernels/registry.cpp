@@ -8,6 +8,8 @@ void RegisterPagedAttention();
 void RegisterHistcIsin();
 // scatter_reduce.cpp: scatter_reduce and index_reduce.
 void RegisterScatterReduce();
+// cumulative_search.cpp: cummax/cummin, logcumsumexp, searchsorted, bucketize.
+void RegisterCumulativeSearch();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -37,6 +39,7 @@ void RegisterAllOps() {
   RegisterPagedAttention();
   RegisterHistcIsin();
   RegisterScatterReduce();
+  RegisterCumulativeSearch();
 }
 
 }  // namespace torchtpu::aten
