@@ -11,7 +11,8 @@
 //    compared, only its index.
 //  * logcumsumexp combines two partial results with
 //    log(e^a + e^b) = max + log1p(exp(min - max)), and equal infinities give
-//    themselves (their difference would be NaN). f16/bf16 are computed in f32.
+//    themselves (their difference would be NaN), a NaN gives NaN. f16/bf16 are
+//    computed in f32.
 #include <limits>
 #include <string>
 
@@ -102,7 +103,9 @@ REGISTER_LOWERING("logcumsumexp", [](Builder& b, const graph::Node& n, const Val
     Value inf = rb.Constant(Literal::Float(std::numeric_limits<double>::infinity()), hi.dtype(), hi.shape());
     Value same_inf = And(rb, rb.Cmp(hi, lo, Compare::kEQ), rb.Cmp(rb.Unary("abs", hi), inf, Compare::kEQ));
     Value sum = rb.Add(hi, rb.Unary("log_plus_one", rb.Unary("exponential", rb.Sub(lo, hi))));
-    return Values{rb.Select(same_inf, hi, sum)};
+    // A NaN operand gives NaN (XLA's CPU maximum/minimum can drop it).
+    Value nan = Or(rb, IsNan(rb, a[0]), IsNan(rb, a[1]));
+    return Values{rb.Select(nan, rb.Add(a[0], a[1]), rb.Select(same_inf, hi, sum))};
   };
   Value r = PrefixScan(b, {v}, {init}, dim, body)[0];
   return Values{b.Convert(r, x.dtype())};

@@ -30,7 +30,8 @@ std::string ReduceName(c10::string_view reduce) {
 void CheckScatterReduce(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
                         c10::string_view reduce, bool include_self) {
   if (index.numel() == 0) return;
-  at::scatter_reduce(Meta(self), dim, Meta(index), Meta(src), reduce, include_self);
+  // (The meta kernel refuses the CPU's "max"/"min" spellings: it gets the canonical name.)
+  at::scatter_reduce(Meta(self), dim, Meta(index), Meta(src), ReduceName(reduce), include_self);
   // The CPU kernel has no mean for bool.
   TORCH_CHECK(!(self.scalar_type() == c10::kBool && reduce == "mean"),
               "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'");
