@@ -134,6 +134,13 @@ def test_searchsorted_sorter_promotion_and_floats():
     # Empty values and empty boundaries.
     compare(lambda s, v: torch.searchsorted(s, v), torch.tensor([1.0, 2.0]), torch.zeros(0))
     compare(lambda s, v: torch.searchsorted(s, v), torch.zeros(0), torch.tensor([1.0, 2.0]))
+    # ... with a sorter too (OpInfo's empty sample).
+    compare(lambda s, v, o: torch.searchsorted(s, v, sorter=o), torch.zeros(0), torch.zeros(0),
+            torch.zeros(0, dtype=torch.long))
+    compare(lambda s, v, o: torch.searchsorted(s, v, sorter=o), torch.zeros(0), torch.ones(3),
+            torch.zeros(0, dtype=torch.long))
+    compare(lambda s, v, o: torch.searchsorted(s, v, sorter=o), torch.ones(3), torch.zeros(0),
+            torch.tensor([0, 1, 2]))
 
 
 def test_searchsorted_errors_mirror_cpu():

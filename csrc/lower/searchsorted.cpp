@@ -46,12 +46,15 @@ REGISTER_LOWERING("searchsorted", [](Builder& b, const graph::Node& n, const Val
   RangeCheck check(b, CheckMode(n, 4));
   Value sorted = b.Convert(in[0], compute);
   Value values = b.Convert(in[1], compute);
-  if (has_sorter) sorted = ApplySorter(b, sorted, in[2], check);
   const hlo::Shape out_shape = values.shape();
   const int64_t m = sorted.shape().back();
+  // Nothing to search (or in): no gather either (XLA refuses one from an
+  // empty operand); the sorter's range is still checked.
   if (values.type.numel() == 0 || m == 0) {
+    if (has_sorter) check.Add(in[2], sorted.rank() - 1, m);
     return check.Finish({b.Constant(Literal::Int(0), result, out_shape)});
   }
+  if (has_sorter) sorted = ApplySorter(b, sorted, in[2], check);
   // Both sides as [..., N, M]: a 1-D sorted row is shared by every value.
   hlo::Shape grid;
   std::vector<int64_t> value_dims, sorted_dims;
