@@ -256,6 +256,11 @@ Value Builder::Convert(Value x, DType to) {
   if (IsFloat(x.dtype()) && (to == DType::kU8 || to == DType::kI8 || to == DType::kI16)) {
     x = Convert(x, DType::kI64);
   }
+  // Bools to floats go through u8: XLA's algebraic simplifier rewrites
+  // multiply(A, convert(pred)) into select(pred, A, 0), which loses IEEE
+  // semantics (nan * False and inf * False give 0 instead of nan, -1 * False
+  // gives +0 instead of -0). A convert from u8 does not match that pattern.
+  if (x.dtype() == DType::kBool && IsFloat(to)) x = Convert(x, DType::kU8);
   return Op("stablehlo.convert", {x}, {TensorType{to, x.shape()}})[0];
 }
 

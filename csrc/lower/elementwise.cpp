@@ -98,7 +98,39 @@ Value Round(Builder& b, Value x) {
   return hlo::IsFloat(x.dtype()) ? b.Unary("round_nearest_even", x) : x;
 }
 
+// Integer power with PyTorch's CPU semantics: square-and-multiply over every
+// bit of the exponent, wrapping in the element type; a negative exponent gives
+// 1 for a base of 1, +-1 for -1 (by parity) and 0 otherwise. XLA's own integer
+// power only walks the exponent's low 6 bits, so 67 ** 67 came out as 67 ** 3.
+// Multiplication modulo 2^n is associative, so the order of the products does
+// not change the wrapped result.
+Value IntegerPow(Builder& b, Value x, Value y) {
+  const int bits = static_cast<int>(hlo::DTypeSize(x.dtype()) * 8);
+  const int steps = hlo::IsSignedInt(x.dtype()) ? bits - 1 : bits;
+  Value zero = SplatInt(b, 0, y);
+  Value one = SplatInt(b, 1, y);
+  Value acc = SplatInt(b, 1, x);
+  Value base = x;
+  Value rest = y;
+  for (int i = 0; i < steps; ++i) {
+    Value bit = b.Cmp(b.Binary("and", rest, one), zero, Compare::kNE);
+    acc = b.Select(bit, b.Mul(acc, base), acc);
+    if (i + 1 == steps) break;
+    base = b.Mul(base, base);
+    rest = b.Binary("shift_right_logical", rest, one);
+  }
+  if (!hlo::IsSignedInt(x.dtype())) return acc;
+  Value minus_one = SplatInt(b, -1, x);
+  Value odd = b.Cmp(b.Binary("and", y, one), zero, Compare::kNE);
+  Value negative_power =
+      b.Select(b.Cmp(x, SplatInt(b, 1, x), Compare::kEQ), SplatInt(b, 1, x),
+               b.Select(b.Cmp(x, minus_one, Compare::kEQ), b.Select(odd, minus_one, SplatInt(b, 1, x)),
+                        SplatInt(b, 0, x)));
+  return b.Select(b.Cmp(y, zero, Compare::kLT), negative_power, acc);
+}
+
 Value Pow(Builder& b, Value x, Value y) {
+  if (hlo::IsInteger(x.dtype()) && x.dtype() != DType::kBool && x.dtype() == y.dtype()) return IntegerPow(b, x, y);
   return b.Binary("power", x, y);
 }
 
@@ -314,6 +346,19 @@ const std::map<std::string, Fn>& Table() {
   return table;
 }
 
+// PyTorch's CPU mul and div (true, trunc and floor) on bf16/f16, when the
+// second operand is a single broadcast value (a 0-dim tensor, a Python
+// number, any one-element tensor), take that value as it was before the cast
+// to the common dtype (TensorIterator's original_scalar_value) and compute in
+// f32, rounding once: bf16 x * f32 0.7261761 multiplies by 0.7261761, not by
+// its bf16 rounding 0.7265625. Elsewhere the operands are cast first.
+DType ScalarOperandCompute(const graph::Node& n, const Values& in, DType compute) {
+  if (compute != DType::kBF16 && compute != DType::kF16) return compute;
+  if (n.op != "ew.mul" && n.op != "ew.div") return compute;
+  if (in.size() != 2 || in[1].type.numel() != 1) return compute;
+  return DType::kF32;
+}
+
 bool RegisterAll() {
   for (const auto& [name, fn] : Table()) {
     graph::RegisterLowering("ew." + name, [fn = fn](Builder& b, const graph::Node& n, const Values& in) {
@@ -327,7 +372,7 @@ bool RegisterAll() {
         operands = {b.BroadcastTo(b.Convert(in[0], DType::kBool), shape), b.BroadcastTo(rest[0], shape),
                     b.BroadcastTo(rest[1], shape)};
       } else {
-        operands = Harmonize(b, in, compute);
+        operands = Harmonize(b, in, ScalarOperandCompute(n, in, compute));
       }
       return Values{b.Convert(fn(b, n, operands), result)};
     });

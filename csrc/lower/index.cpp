@@ -9,95 +9,12 @@
 #include <numeric>
 #include <optional>
 
+#include "lower/index_util.h"
 #include "lower/lower_util.h"
 #include "graph/lowering.h"
 
 namespace torchtpu::lower {
 namespace {
-
-// Check modes, as the kernels pass them (aten/runtime/index_checks.h).
-constexpr int64_t kCheckOff = 0;
-constexpr int64_t kCheckNonNegative = 1;  // valid: [0, size)
-constexpr int64_t kCheckWrapNegative = 2; // valid: [-size, size)
-
-int64_t CheckMode(const graph::Node& n, size_t attr) {
-  return n.attrs.size() > attr ? n.IntAttr(attr) : kCheckOff;
-}
-
-// The first out-of-range index over every index tensor of one op, as scalars.
-class RangeCheck {
- public:
-  RangeCheck(Builder& b, int64_t mode) : b_(b), mode_(mode) {}
-
-  void Add(Value idx, int64_t dim, int64_t size) {
-    if (mode_ == kCheckOff || idx.type.numel() == 0) return;
-    const int64_t numel = idx.type.numel();
-    Value flat = b_.Reshape(b_.Convert(idx, DType::kI64), {numel});
-    Value lo = b_.Constant(Literal::Int(mode_ == kCheckWrapNegative ? -size : 0), DType::kI64, {numel});
-    Value hi = b_.Constant(Literal::Int(size), DType::kI64, {numel});
-    Value bad = Or(b_, b_.Cmp(flat, lo, hlo::Compare::kLT), b_.Cmp(flat, hi, hlo::Compare::kGE));
-    // Position of the first bad element (numel when none), then its value.
-    Value iota = b_.Iota(hlo::TensorType{DType::kI64, {numel}}, 0);
-    Value none = b_.Constant(Literal::Int(numel), DType::kI64, {numel});
-    Value first = ReduceWith(b_, b_.Select(bad, iota, none), {0}, "minimum",
-                             Literal::Int(std::numeric_limits<int64_t>::max()));
-    Value at_first = b_.Cmp(iota, b_.BroadcastTo(first, {numel}), hlo::Compare::kEQ);
-    Value value = ReduceWith(b_, b_.Select(at_first, flat, b_.Constant(Literal::Int(0), DType::kI64, {numel})),
-                             {0}, "add", Literal::Int(0));
-    Value found = b_.Cmp(first, b_.Constant(Literal::Int(numel), DType::kI64, {}), hlo::Compare::kLT);
-    Value dim_v = b_.Constant(Literal::Int(dim), DType::kI64, {});
-    Value size_v = b_.Constant(Literal::Int(size), DType::kI64, {});
-    if (!found_) {
-      found_ = found, value_ = value, dim_ = dim_v, size_ = size_v;
-      return;
-    }
-    // An earlier index tensor's failure wins.
-    value_ = b_.Select(*found_, *value_, value);
-    dim_ = b_.Select(*found_, *dim_, dim_v);
-    size_ = b_.Select(*found_, *size_, size_v);
-    found_ = Or(b_, *found_, found);
-  }
-
-  // The op's results, with the check appended when one was asked for.
-  Values Finish(Values results) {
-    if (mode_ == kCheckOff) return results;
-    if (!found_) {
-      results.push_back(b_.Constant(Literal::Int(0), DType::kI64, {4}));
-      return results;
-    }
-    Values parts;
-    for (Value v : {b_.Convert(*found_, DType::kI64), *value_, *dim_, *size_}) parts.push_back(b_.Reshape(v, {1}));
-    results.push_back(b_.Concatenate(parts, 0));
-    return results;
-  }
-
- private:
-  Builder& b_;
-  int64_t mode_;
-  std::optional<Value> found_, value_, dim_, size_;
-};
-
-
-// Wraps negative indices: i < 0 -> i + size.
-Value WrapIndex(Builder& b, Value idx, int64_t size) {
-  idx = b.Convert(idx, DType::kI64);
-  Value zero = b.Constant(Literal::Int(0), DType::kI64, idx.shape());
-  Value n = b.Constant(Literal::Int(size), DType::kI64, idx.shape());
-  return b.Select(b.Cmp(idx, zero, hlo::Compare::kLT), b.Add(idx, n), idx);
-}
-
-// Index tuples for gather/scatter along `dim`: [..index shape.., rank].
-Value DimTuples(Builder& b, Value index, int64_t dim, int64_t rank, int64_t dim_size) {
-  hlo::Shape s = index.shape();
-  hlo::Shape col = s;
-  col.push_back(1);
-  Values parts;
-  for (int64_t d = 0; d < rank; ++d) {
-    Value v = d == dim ? WrapIndex(b, index, dim_size) : b.Iota(hlo::TensorType{DType::kI64, s}, d);
-    parts.push_back(b.Reshape(v, col));
-  }
-  return b.Concatenate(parts, static_cast<int64_t>(s.size()));
-}
 
 REGISTER_LOWERING("index_select", [](Builder& b, const graph::Node& n, const Values& in) {
   int64_t dim = n.IntAttr(0);
@@ -143,14 +60,20 @@ hlo::RegionFn Combiner(const std::string& reduce) {
 REGISTER_LOWERING("scatter", [](Builder& b, const graph::Node& n, const Values& in) {
   int64_t dim = n.IntAttr(0);
   const std::string& reduce = n.StrAttr(1);
-  Value x = in[0], index = in[1], src = b.Convert(in[2], in[0].dtype());
+  // PyTorch's CPU scatter_add_ and scatter_(reduce=add|multiply) accumulate
+  // bf16/f16 in f32 and round once into self (index_add_ and index_put_ with
+  // accumulate round after every add instead, as XLA's scatter does in the
+  // element type); so those reductions run in f32 here.
+  const DType out = in[0].dtype();
+  const DType compute = reduce.empty() ? out : AccumulateType(out);
+  Value x = b.Convert(in[0], compute), index = in[1], src = b.Convert(in[2], compute);
   int64_t rank = x.rank();
   RangeCheck check(b, CheckMode(n, 2));
   check.Add(index, dim, rank == 0 ? 1 : x.shape()[dim]);
-  if (index.type.numel() == 0) return check.Finish({x});
+  if (index.type.numel() == 0) return check.Finish({in[0]});
   if (rank == 0) {
     Value s = b.Reshape(src.rank() == 0 ? src : b.Reshape(b.SliceDim(b.Reshape(src, {src.type.numel()}), 0, 0, 1), {}), {});
-    return check.Finish({reduce == "add" ? b.Add(x, s) : s});
+    return check.Finish({b.Convert(reduce.empty() ? s : Combiner(reduce)(b, {x, s})[0], out)});
   }
   Value updates;
   if (src.rank() == 0) {
@@ -165,7 +88,7 @@ REGISTER_LOWERING("scatter", [](Builder& b, const graph::Node& n, const Values& 
   std::iota(s.inserted_window_dims.begin(), s.inserted_window_dims.end(), 0);
   s.scatter_dims_to_operand_dims = s.inserted_window_dims;
   s.index_vector_dim = rank;
-  return check.Finish({b.Scatter(x, tuples, updates, s, Combiner(reduce))});
+  return check.Finish({b.Convert(b.Scatter(x, tuples, updates, s, Combiner(reduce)), out)});
 });
 
 // Advanced indexing. attrs: 0 positions of the indexed dims (ascending),
@@ -269,10 +192,15 @@ REGISTER_LOWERING("index_put", [](Builder& b, const graph::Node& n, const Values
 
 // attrs: 0 dim, 1 mode (add, copy), [2 check mode]. inputs: self, index [n],
 // source (or a scalar fill value), [alpha for add].
+// Mode add_once: as add, but bf16/f16 accumulate in f32 and round once (the
+// CPU's index_add_ does so where it goes through scatter_add_; the kernel
+// decides).
 REGISTER_LOWERING("index_scatter", [](Builder& b, const graph::Node& n, const Values& in) {
   int64_t dim = n.IntAttr(0);
-  bool add = n.StrAttr(1) == "add";
-  Value x = in[0];
+  const bool once = n.StrAttr(1) == "add_once";
+  bool add = n.StrAttr(1) == "add" || once;
+  const DType out = in[0].dtype();
+  Value x = once ? b.Convert(in[0], AccumulateType(out)) : in[0];
   if (x.rank() == 0) x = b.Reshape(x, {1});
   int64_t count = in[1].type.numel();
   RangeCheck check(b, CheckMode(n, 2));
@@ -290,7 +218,7 @@ REGISTER_LOWERING("index_scatter", [](Builder& b, const graph::Node& n, const Va
   s.scatter_dims_to_operand_dims = {dim};
   s.index_vector_dim = 1;
   Value r = b.Scatter(x, idx, updates, s, Combiner(add ? "add" : ""));
-  return check.Finish({b.Reshape(r, in[0].shape())});
+  return check.Finish({b.Convert(b.Reshape(r, in[0].shape()), out)});
 });
 
 REGISTER_LOWERING("masked_fill", [](Builder& b, const graph::Node&, const Values& in) {

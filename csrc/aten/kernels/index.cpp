@@ -326,20 +326,41 @@ at::Tensor Take(const at::Tensor& self, const at::Tensor& index) {
 
 // index_add / index_copy / index_fill: a scatter along `dim` whose updates
 // are `source` (or the fill value) with `dim` as the scatter dimension.
+// `add_once` (index_add only): the lowering accumulates bf16/f16 in f32 and
+// rounds once instead of after every add.
 OpCall IndexScatter(const at::Tensor& self, int64_t dim, const at::Tensor& index, const std::string& mode,
-                    bool negative_ok = false) {
+                    bool negative_ok = false, bool add_once = false) {
   CheckIndex(index, ("index_" + mode).c_str());
   TORCH_CHECK_INDEX(index.dim() <= 1, "index_", mode, "_(): Index is supposed to be a vector");
   int64_t d = c10::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   OpCall call("index_scatter");
   // index_fill counts negative indices from the end; index_add and
   // index_copy refuse them, as on the CPU.
-  call.Attr(self.dim() == 0 ? int64_t{0} : d).Attr(mode).CheckIndices(negative_ok).In(self).In(index.reshape({-1}));
+  call.Attr(self.dim() == 0 ? int64_t{0} : d).Attr(add_once ? std::string("add_once") : mode)
+      .CheckIndices(negative_ok).In(self).In(index.reshape({-1}));
   return call;
+}
+
+// PyTorch's CPU index_add_ hands a tensor of rank > 1 to scatter_add_ (which
+// accumulates bf16/f16 in f32 and rounds once) when it adds along the first
+// or last dim, alpha is 1, the index is int64 and source matches self
+// outside `dim`; otherwise it adds slice by slice, rounding after each add.
+bool IndexAddRoundsOnce(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                        const c10::Scalar& alpha) {
+  if (self.dim() <= 1 || source.dim() != self.dim() || index.scalar_type() != c10::kLong) return false;
+  if (!at::isReducedFloatingType(self.scalar_type())) return false;
+  const bool one = alpha.isFloatingPoint() ? alpha.toDouble() == 1.0 : alpha.isIntegral(true) && alpha.toLong() == 1;
+  if (!one) return false;
+  int64_t d = c10::maybe_wrap_dim(dim, self.dim());
+  if (d != 0 && d != self.dim() - 1) return false;
+  for (int64_t i = 0; i < self.dim(); ++i) {
+    if (i != d && self.size(i) != source.size(i)) return false;
+  }
+  return true;
 }
 at::Tensor& IndexAddOut(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
                         const c10::Scalar& alpha, at::Tensor& out) {
-  OpCall call = IndexScatter(self, dim, index, "add");
+  OpCall call = IndexScatter(self, dim, index, "add", false, IndexAddRoundsOnce(self, dim, index, source, alpha));
   call.In(source).Scalar(alpha, self.scalar_type());
   at::native::resize_output(out, self.sizes());
   call.RunInto({Written(out)});
@@ -347,11 +368,15 @@ at::Tensor& IndexAddOut(const at::Tensor& self, int64_t dim, const at::Tensor& i
 }
 at::Tensor IndexAdd(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
                     const c10::Scalar& alpha) {
-  return IndexScatter(self, dim, index, "add").In(source).Scalar(alpha, self.scalar_type()).Run1();
+  return IndexScatter(self, dim, index, "add", false, IndexAddRoundsOnce(self, dim, index, source, alpha))
+      .In(source).Scalar(alpha, self.scalar_type()).Run1();
 }
 at::Tensor& IndexAddInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
                             const c10::Scalar& alpha) {
-  IndexScatter(self, dim, index, "add").In(source).Scalar(alpha, self.scalar_type()).RunInto({Written(self)});
+  IndexScatter(self, dim, index, "add", false, IndexAddRoundsOnce(self, dim, index, source, alpha))
+      .In(source)
+      .Scalar(alpha, self.scalar_type())
+      .RunInto({Written(self)});
   return self;
 }
 at::Tensor IndexCopy(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {

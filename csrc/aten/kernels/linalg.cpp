@@ -176,6 +176,10 @@ at::Tensor Dot(const at::Tensor& a, const at::Tensor& b) {
               b.size(0), " elements respectively");
   TORCH_CHECK(a.scalar_type() == b.scalar_type(), "dot : expected both vectors to have same dtype, but found ",
               a.scalar_type(), " and ", b.scalar_type());
+  // The CPU's dot kernel has no bool variant, and it dispatches on the dtype
+  // before it looks at the size (so empty bools, matmul and inner of two 1-D
+  // bools refuse too).
+  TORCH_CHECK_NOT_IMPLEMENTED(a.scalar_type() != c10::kBool, "\"dot\" not implemented for 'Bool'");
   auto call = Product("dot", a, b);
   return Finish(call, nullptr);
 }

@@ -6,6 +6,10 @@ namespace torchtpu::aten {
 void RegisterPagedAttention();
 // histc_isin.cpp: histc and isin.
 void RegisterHistcIsin();
+// scatter_reduce.cpp: scatter_reduce and index_reduce.
+void RegisterScatterReduce();
+// cumulative_search.cpp: cummax/cummin, logcumsumexp, searchsorted, bucketize.
+void RegisterCumulativeSearch();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -34,6 +38,8 @@ void RegisterAllOps() {
   RegisterAutocast();
   RegisterPagedAttention();
   RegisterHistcIsin();
+  RegisterScatterReduce();
+  RegisterCumulativeSearch();
 }
 
 }  // namespace torchtpu::aten

@@ -1,0 +1,115 @@
+// Lowerings of the cumulative scans beyond cumsum/cumprod (reduce.cpp):
+// cummax/cummin (values and indices) and logcumsumexp. Each is one
+// reduce_window over the whole prefix along `dim`, as the "scan" lowering
+// does, so it is one program whatever the length.
+//  * cummax/cummin keep the CPU kernel's rule: a new element replaces the
+//    running extreme when it is NaN or (the extreme is not NaN and) it is
+//    >= (cummin: <=) it, so ties and NaNs report the LAST index. As a
+//    reduction this is the maximum of the key (is NaN, value — for cummin
+//    its negation —, index), a total order, hence associative and
+//    commutative as reduce_window requires. The value of a NaN key is not
+//    compared, only its index.
+//  * logcumsumexp combines two partial results with
+//    log(e^a + e^b) = max + log1p(exp(min - max)), and equal infinities give
+//    themselves (their difference would be NaN), a NaN gives NaN. f16/bf16 are
+//    computed in f32.
+#include <limits>
+#include <string>
+
+#include "graph/lowering.h"
+#include "lower/lower_util.h"
+
+namespace torchtpu::lower {
+namespace {
+
+using hlo::Compare;
+
+Literal Lowest(DType d) {
+  if (hlo::IsFloat(d)) return Literal::Float(-std::numeric_limits<double>::infinity());
+  if (d == DType::kBool || d == DType::kU8) return Literal::Int(0);
+  if (d == DType::kI8) return Literal::Int(std::numeric_limits<int8_t>::min());
+  if (d == DType::kI16) return Literal::Int(std::numeric_limits<int16_t>::min());
+  if (d == DType::kI32) return Literal::Int(std::numeric_limits<int32_t>::min());
+  return Literal::Int(std::numeric_limits<int64_t>::min());
+}
+Literal Highest(DType d) {
+  if (hlo::IsFloat(d)) return Literal::Float(std::numeric_limits<double>::infinity());
+  if (d == DType::kBool) return Literal::Int(1);
+  if (d == DType::kU8) return Literal::Int(255);
+  if (d == DType::kI8) return Literal::Int(std::numeric_limits<int8_t>::max());
+  if (d == DType::kI16) return Literal::Int(std::numeric_limits<int16_t>::max());
+  if (d == DType::kI32) return Literal::Int(std::numeric_limits<int32_t>::max());
+  return Literal::Int(std::numeric_limits<int64_t>::max());
+}
+
+// A reduce_window over the prefix of each position along `dim`.
+Values PrefixScan(Builder& b, const Values& xs, const Values& inits, int64_t dim, const hlo::RegionFn& body) {
+  const int64_t rank = xs[0].rank();
+  const int64_t len = xs[0].shape()[dim];
+  std::vector<int64_t> window(rank, 1), ones(rank, 1);
+  std::vector<std::pair<int64_t, int64_t>> padding(rank, {0, 0});
+  window[dim] = std::max<int64_t>(len, 1);
+  padding[dim] = {std::max<int64_t>(len - 1, 0), 0};
+  return b.ReduceWindow(xs, inits, window, ones, ones, ones, padding, body);
+}
+
+// attrs: 0 max (true: cummax, false: cummin), 1 dim. input: self.
+// results: values (self's dtype), indices (int64).
+REGISTER_LOWERING("cummaxmin", [](Builder& b, const graph::Node& n, const Values& in) {
+  const bool is_max = n.BoolAttr(0);
+  const int64_t dim = n.IntAttr(1);
+  Value x = in[0];
+  if (x.rank() == 0) return Values{x, b.Constant(Literal::Int(0), DType::kI64, {})};
+  if (x.type.numel() == 0) return Values{x, b.Constant(Literal::Int(0), DType::kI64, x.shape())};
+  const DType dtype = x.dtype();
+  // bool is scanned as u8 (0/1): comparisons on i1 are not portable.
+  const DType work = dtype == DType::kBool ? DType::kU8 : dtype;
+  Value v = b.Convert(x, work);
+  Value idx = b.Iota(hlo::TensorType{DType::kI64, x.shape()}, dim);
+  const bool is_float = hlo::IsFloat(work);
+  Value v_init = b.Constant(is_max ? Lowest(work) : Highest(work), work, {});
+  Value i_init = b.Constant(Literal::Int(-1), DType::kI64, {});
+  auto body = [is_max, is_float](Builder& rb, const Values& a) {
+    Value v1 = a[0], i1 = a[1], v2 = a[2], i2 = a[3];
+    // Is (v2, i2) the better key?
+    Value later = rb.Cmp(i2, i1, Compare::kGT);
+    Value better_v = rb.Cmp(v2, v1, is_max ? Compare::kGT : Compare::kLT);
+    Value equal_v = rb.Cmp(v2, v1, Compare::kEQ);
+    Value second = Or(rb, better_v, And(rb, equal_v, later));
+    if (is_float) {
+      Value nan1 = IsNan(rb, v1), nan2 = IsNan(rb, v2);
+      // A NaN beats any number; between two NaNs the later index wins.
+      Value both = And(rb, nan1, nan2);
+      Value neither = And(rb, Not(rb, nan1), Not(rb, nan2));
+      second = rb.Select(both, later, rb.Select(neither, second, nan2));
+    }
+    return Values{rb.Select(second, v2, v1), rb.Select(second, i2, i1)};
+  };
+  Values r = PrefixScan(b, {v, idx}, {v_init, i_init}, dim, body);
+  Value values = dtype == DType::kBool ? b.Cmp(r[0], SplatInt(b, 0, r[0]), Compare::kNE) : r[0];
+  return Values{values, r[1]};
+});
+
+// attrs: 0 dim, 1 compute dtype. input: self (floating). result: self's dtype.
+REGISTER_LOWERING("logcumsumexp", [](Builder& b, const graph::Node& n, const Values& in) {
+  const int64_t dim = n.IntAttr(0);
+  const DType compute = static_cast<DType>(n.IntAttr(1));
+  Value x = in[0];
+  if (x.rank() == 0 || x.type.numel() == 0) return Values{x};
+  Value v = b.Convert(x, compute);
+  Value init = b.Constant(Lowest(compute), compute, {});
+  auto body = [](Builder& rb, const Values& a) {
+    Value hi = rb.Max(a[0], a[1]), lo = rb.Min(a[0], a[1]);
+    Value inf = rb.Constant(Literal::Float(std::numeric_limits<double>::infinity()), hi.dtype(), hi.shape());
+    Value same_inf = And(rb, rb.Cmp(hi, lo, Compare::kEQ), rb.Cmp(rb.Unary("abs", hi), inf, Compare::kEQ));
+    Value sum = rb.Add(hi, rb.Unary("log_plus_one", rb.Unary("exponential", rb.Sub(lo, hi))));
+    // A NaN operand gives NaN (XLA's CPU maximum/minimum can drop it).
+    Value nan = Or(rb, IsNan(rb, a[0]), IsNan(rb, a[1]));
+    return Values{rb.Select(nan, rb.Add(a[0], a[1]), rb.Select(same_inf, hi, sum))};
+  };
+  Value r = PrefixScan(b, {v}, {init}, dim, body)[0];
+  return Values{b.Convert(r, x.dtype())};
+});
+
+}  // namespace
+}  // namespace torchtpu::lower
