@@ -240,6 +240,33 @@ def test_size_limit_evicts(tmp_path, eager_mode):
     assert sum(os.path.getsize(f) for f in entry_files(str(tmp_path / "e2"))) <= limit
 
 
+# Twenty shapes, each a new program, then the first one again (evicted by
+# then under a limit of 8): prints whether every result matched the CPU and
+# the counters, and the map count before/after to show the limit holds it.
+MEMORY_WORKER = r"""
+import json, torch, torchtpu
+ok = True
+for n in list(range(1, 21)) + [1]:
+    x_cpu = torch.arange(n * 5, dtype=torch.float32).reshape(n, 5)
+    ok &= bool(torch.equal(((x_cpu.to("tpu") * 3 - 1).sum(0)).cpu(), (x_cpu * 3 - 1).sum(0)))
+c = torchtpu.compile_cache_stats().counters
+print("RESULT " + json.dumps({"ok": ok, "counters": c, "rows": len(torchtpu.compile_cache_stats())}))
+"""
+
+
+def test_memory_tier_limit_evicts_least_recently_used(eager_mode):
+    out = run_worker(eager_mode, code=MEMORY_WORKER, extra_env={"TORCHTPU_CACHE_MEMORY_PROGRAMS": "8"})
+    memory = out["counters"]["memory"]
+    assert out["ok"]
+    assert memory["limit"] == 8 and memory["programs"] == 8 and out["rows"] == 8
+    assert memory["evictions"] == memory["misses"] - 8
+    # Shape (1, 5) was evicted long before its second use: compiled again.
+    unlimited = run_worker(eager_mode, code=MEMORY_WORKER, extra_env={"TORCHTPU_CACHE_MEMORY_PROGRAMS": "0"})
+    assert unlimited["ok"] and unlimited["counters"]["memory"]["evictions"] == 0
+    assert memory["misses"] > unlimited["counters"]["memory"]["misses"]
+    assert unlimited["counters"]["memory"]["programs"] == unlimited["counters"]["memory"]["misses"]
+
+
 # ---- the key's settings ----
 
 def _flipped(s):

@@ -14,10 +14,13 @@ def reset_fallback_stats() -> None:
 
 
 def compile_cache_stats() -> list[dict]:
-    """One row per compiled program: op, device, hits, compile_seconds,
+    """One row per compiled program held in memory (at most
+    TORCHTPU_CACHE_MEMORY_PROGRAMS; least recently used ones are dropped past
+    it): op, device, hits, compile_seconds,
     last_use, source (compiled, or the disk tier it came from: programs,
     executables), calls and device_seconds (while profiling). The list's
-    ``.counters`` holds the counts of every tier: memory hits and misses,
+    ``.counters`` holds the counts of every tier: memory hits, misses and
+    evictions, the programs held and the limit,
     lowerings, compiles, per disk tier hits, misses, writes, corrupt and stale
     entries, evictions, and misses after warmup."""
     from ._cache import CompileCacheStats, counters

@@ -85,7 +85,8 @@ def configure(torchtpu_version: str | None = None) -> None:
         tier_dir("programs") or "", tier_dir("executables") or "",
         _settings.get_int("TORCHTPU_CACHE_MAX_BYTES"),
         torchtpu_version if torchtpu_version is not None else torchtpu_identity(),
-        settings_key(), _settings.get("TORCHTPU_RECOMPILE"))
+        settings_key(), _settings.get("TORCHTPU_RECOMPILE"),
+        _settings.get_int("TORCHTPU_CACHE_MEMORY_PROGRAMS"))
 
 
 def set_recompile_policy(mode: str) -> None:
@@ -97,14 +98,16 @@ def set_recompile_policy(mode: str) -> None:
 
 
 def counters() -> dict[str, Any]:
-    """Counters of every tier: memory hits/misses, lowerings, compiles, per
+    """Counters of every tier: memory hits/misses/evictions and the programs
+    held and their limit, lowerings, compiles, per
     disk tier hits/misses/writes/corrupt/stale/evictions, misses after warmup."""
     from . import _C
     c = dict(_C._compile_counters())
     if not c:  # the runtime has not started: nothing ran yet
         empty = dict(enabled=False, dir="", hits=0, misses=0, writes=0, corrupt=0, stale=0,
                      evictions=0, write_errors=0, abandoned_temp=0, hit_seconds=0.0)
-        c = dict(memory=dict(hits=0, misses=0), programs=dict(empty), executables=dict(empty),
+        c = dict(memory=dict(hits=0, misses=0, evictions=0, programs=0,
+                             limit=_settings.get_int("TORCHTPU_CACHE_MEMORY_PROGRAMS")), programs=dict(empty), executables=dict(empty),
                  lowerings=0, compiles=0, misses_after_warmup=0, warmup_done=False)
     return c
 

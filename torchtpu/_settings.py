@@ -103,6 +103,11 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
     Setting("TORCHTPU_CACHE_MAX_BYTES", "10737418240", None, False,
             "size limit of each disk cache tier in bytes; least recently used entries are "
             "evicted past it (0: no limit)", (0, INT64_MAX)),
+    Setting("TORCHTPU_CACHE_MEMORY_PROGRAMS", "4096", None, False,
+            "compiled programs kept in memory; least recently used ones are dropped past it "
+            "(and compiled, or read from a disk tier, again when next needed); each holds "
+            "host resources such as JIT code mappings, of which a process has a fixed number "
+            "(0: no limit)", (0, 100_000_000)),
     Setting("TORCHTPU_RECOMPILE", "off", ("off", "warn", "error"), False,
             "after torchtpu.experimental.warmup_done(): a new program is ignored (off), "
             "warned about (warn) or raises torchtpu.UnexpectedCompileError (error)"),

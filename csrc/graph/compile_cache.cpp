@@ -25,13 +25,13 @@ std::string DeviceKey(const std::string& sig, int device) {
 
 }  // namespace
 
-CacheEntry& CompileCache::Get(const Node& node, int device) {
+std::shared_ptr<CacheEntry> CompileCache::Get(const Node& node, int device) {
   return GetOrCompile(Signature(node), device, [&] { return node.Describe(); }, [&] { return LowerNode(node); });
 }
 
-CacheEntry& CompileCache::GetOrCompile(const std::string& sig, int device,
-                                       const std::function<std::string()>& describe,
-                                       const std::function<Program()>& lower) {
+std::shared_ptr<CacheEntry> CompileCache::GetOrCompile(const std::string& sig, int device,
+                                                        const std::function<std::string()>& describe,
+                                                        const std::function<Program()>& lower) {
   std::string key = DeviceKey(sig, device);
   std::unique_lock<std::mutex> lock(mu_);
   auto it = entries_.find(key);
@@ -39,7 +39,8 @@ CacheEntry& CompileCache::GetOrCompile(const std::string& sig, int device,
     ++hits_;
     ++it->second->hits;
     it->second->last_use = Now();
-    return *it->second;
+    it->second->use_order = ++uses_;
+    return it->second;
   }
   if (warmup_done_) {
     ++misses_after_warmup_;
@@ -49,18 +50,39 @@ CacheEntry& CompileCache::GetOrCompile(const std::string& sig, int device,
       hook(describe());  // may throw: nothing is compiled then
       lock.lock();
       it = entries_.find(key);
-      if (it != entries_.end()) return *it->second;
+      if (it != entries_.end()) return it->second;
     }
   }
   ++misses_;
-  auto entry = std::make_unique<CacheEntry>();
+  auto entry = std::make_shared<CacheEntry>();
   entry->description = describe();
   entry->device = device;
   Build(*entry, sig, device, lower);
   entry->last_use = Now();
-  CacheEntry& ref = *entry;
-  entries_.emplace(std::move(key), std::move(entry));
-  return ref;
+  entry->use_order = ++uses_;
+  entries_.emplace(std::move(key), entry);
+  EvictPastLimit(entry.get());
+  return entry;
+}
+
+void CompileCache::SetMemoryLimit(int64_t programs) {
+  std::lock_guard<std::mutex> lock(mu_);
+  memory_limit_ = programs < 0 ? 0 : programs;
+  EvictPastLimit(nullptr);
+}
+
+void CompileCache::EvictPastLimit(const CacheEntry* keep) {
+  if (memory_limit_ <= 0) return;
+  while (static_cast<int64_t>(entries_.size()) > memory_limit_) {
+    auto oldest = entries_.end();
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (it->second.get() == keep) continue;
+      if (oldest == entries_.end() || it->second->use_order < oldest->second->use_order) oldest = it;
+    }
+    if (oldest == entries_.end()) return;
+    entries_.erase(oldest);  // whoever still runs it holds its own reference
+    ++evictions_;
+  }
 }
 
 void CompileCache::Build(CacheEntry& entry, const std::string& sig, int device,
@@ -209,6 +231,9 @@ CompileCounters CompileCache::Counters() const {
   CompileCounters c;
   c.memory_hits = hits_;
   c.memory_misses = misses_;
+  c.memory_evictions = evictions_;
+  c.memory_programs = static_cast<int64_t>(entries_.size());
+  c.memory_limit = memory_limit_;
   c.lowerings = lowerings_;
   c.compiles = compiles_;
   c.misses_after_warmup = misses_after_warmup_;
@@ -240,7 +265,7 @@ void CompileCache::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
   entries_.clear();
   types_.clear();
-  hits_ = misses_ = 0;
+  hits_ = misses_ = evictions_ = 0;
   lowerings_ = compiles_ = misses_after_warmup_ = 0;
 }
 

@@ -27,6 +27,7 @@ struct CacheEntry {
   int64_t hits = 0;
   double compile_seconds = 0.0;
   double last_use = 0.0;    // seconds since the epoch
+  uint64_t use_order = 0;   // the cache's use count at its last use: least recent goes first
   const char* source = "compiled";  // or "executables" / "programs": the disk tier it came from
   // Filled only while profiling (SetProfiling): launches awaited and timed.
   int64_t calls = 0;
@@ -48,6 +49,9 @@ struct CacheStats {
 struct CompileCounters {
   int64_t memory_hits = 0;
   int64_t memory_misses = 0;
+  int64_t memory_evictions = 0;     // programs dropped past the memory tier's limit
+  int64_t memory_programs = 0;      // programs held now
+  int64_t memory_limit = 0;         // 0: no limit
   int64_t lowerings = 0;            // programs lowered (not found in memory or the program tier)
   int64_t compiles = 0;             // programs compiled by the plugin
   int64_t misses_after_warmup = 0;  // in-memory misses after warmup was declared done
@@ -67,13 +71,21 @@ class CompileCache {
   explicit CompileCache(std::shared_ptr<pjrt::Client> client) : client_(std::move(client)) {}
 
   // The compiled program for `node` on `device`, lowering and compiling on a
-  // miss. Throws LoweringError naming the op on failure.
-  CacheEntry& Get(const Node& node, int device);
+  // miss. Throws LoweringError naming the op on failure. Shared: an entry the
+  // memory tier evicts (or Clear() drops) stays valid for whoever runs it.
+  std::shared_ptr<CacheEntry> Get(const Node& node, int device);
   // The same for any program: `key` is its exact signature bytes (a node's
   // Signature, or a FusedGraph's Key); `lower` builds it on a miss and
   // `describe` names it in statistics and errors.
-  CacheEntry& GetOrCompile(const std::string& key, int device, const std::function<std::string()>& describe,
-                           const std::function<Program()>& lower);
+  std::shared_ptr<CacheEntry> GetOrCompile(const std::string& key, int device,
+                                           const std::function<std::string()>& describe,
+                                           const std::function<Program()>& lower);
+  // At most `programs` compiled programs in memory (0: no limit); the least
+  // recently used go first. Every loaded executable holds host resources —
+  // with the CPU plugin, a few memory mappings of JIT code each, and a process
+  // has a fixed number of those (vm.max_map_count): an unbounded tier crashed
+  // inside the plugin after some 20,000 programs.
+  void SetMemoryLimit(int64_t programs);
   // Whether the in-memory tier holds `key`'s program for `device` (no count).
   bool Holds(const std::string& key, int device) const;
   // Result types of `node`, from the cache or by lowering alone (no compile).
@@ -100,7 +112,13 @@ class CompileCache {
  private:
   std::shared_ptr<pjrt::Client> client_;
   mutable std::mutex mu_;
-  std::unordered_map<std::string, std::unique_ptr<CacheEntry>> entries_;
+  std::unordered_map<std::string, std::shared_ptr<CacheEntry>> entries_;
+  int64_t memory_limit_ = 0;
+  uint64_t uses_ = 0;
+  int64_t evictions_ = 0;
+  // Drops least recently used entries until at most memory_limit_ remain,
+  // never `keep`. Called with mu_ held.
+  void EvictPastLimit(const CacheEntry* keep);
   // Result types by node signature; with the program tier on, the whole
   // program (so the compile that usually follows needs no second lowering).
   struct Known {

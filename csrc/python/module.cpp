@@ -30,6 +30,7 @@ struct CacheSetup {
   std::mutex mu;
   std::string programs_dir, executables_dir, version, settings, recompile = "off";
   int64_t max_bytes = 0;
+  int64_t memory_programs = 0;  // TORCHTPU_CACHE_MEMORY_PROGRAMS (0: no limit)
 };
 
 CacheSetup& TheCacheSetup() {
@@ -63,6 +64,10 @@ void ApplyCacheSetup(torchtpu::graph::CompileCache& cache) {
   CacheSetup& s = TheCacheSetup();
   std::unique_ptr<DiskTier> programs, executables;
   torchtpu::graph::CacheContext context;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    cache.SetMemoryLimit(s.memory_programs);
+  }
   try {
     std::lock_guard<std::mutex> lock(s.mu);
     if (!s.programs_dir.empty()) {
@@ -226,13 +231,14 @@ PYBIND11_MODULE(_C, m) {
   // detector (torchtpu/_cache.py, torchtpu/_cache_cli.py). ----
   m.def("_configure_disk_cache", [](const std::string& programs_dir, const std::string& executables_dir,
                                     int64_t max_bytes, const std::string& version, const std::string& settings,
-                                    const std::string& recompile) {
+                                    const std::string& recompile, int64_t memory_programs) {
     CacheSetup& setup = TheCacheSetup();
     {
       std::lock_guard<std::mutex> lock(setup.mu);
       setup.programs_dir = programs_dir;
       setup.executables_dir = executables_dir;
       setup.max_bytes = max_bytes;
+      setup.memory_programs = memory_programs;
       setup.version = version;
       setup.settings = settings;
       setup.recompile = recompile;
@@ -275,6 +281,9 @@ PYBIND11_MODULE(_C, m) {
     py::dict memory;
     memory["hits"] = c.memory_hits;
     memory["misses"] = c.memory_misses;
+    memory["evictions"] = c.memory_evictions;
+    memory["programs"] = c.memory_programs;
+    memory["limit"] = c.memory_limit;
     d["memory"] = memory;
     d["programs"] = tier(c.programs_on, c.programs_dir, c.programs);
     d["executables"] = tier(c.executables_on, c.executables_dir, c.executables);

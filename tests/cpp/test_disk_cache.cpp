@@ -69,12 +69,12 @@ std::unique_ptr<graph::CompileCache> Fresh(const std::string& programs, const st
 void ExpectDoubles(graph::CompileCache& cache, int64_t n = 4) {
   graph::Node node = Doubler(n);
   EXPECT_EQ(cache.ResultTypes(node).at(0).shape, (hlo::Shape{n}));
-  auto& entry = cache.Get(node, 0);
+  std::shared_ptr<graph::CacheEntry> entry = cache.Get(node, 0);
   auto c = testing_plugin::Client();
   std::vector<float> data(n);
   for (int64_t i = 0; i < n; ++i) data[i] = static_cast<float>(i + 1);
   auto buf = c->BufferFromHost(data.data(), pjrt::ElementType::kF32, {n}, c->devices()[0]);
-  auto launch = graph::Execute(entry, {buf.get()});
+  auto launch = graph::Execute(*entry, {buf.get()});
   std::vector<float> out(n);
   launch.results.at(0)->ToHost(out.data(), n * sizeof(float));
   for (int64_t i = 0; i < n; ++i) EXPECT_EQ(out[i], 2 * data[i]);

@@ -63,14 +63,14 @@ TEST(FusedGraph, RunsSeveralNodesAsOneProgram) {
   graph::FusedGraph g = SquareOfProduct(4);
   std::vector<graph::ValueRef> outputs = {graph::ValueRef{1, 0}};
   std::vector<int> donate = {-1, -1};
-  auto& entry = Cache().GetOrCompile(g.Key(outputs, donate), 0, [&] { return g.Describe(); },
+  std::shared_ptr<graph::CacheEntry> entry = Cache().GetOrCompile(g.Key(outputs, donate), 0, [&] { return g.Describe(); },
                                      [&] { return g.Lower(outputs, donate); });
   auto x = Upload({1, 2, 3, 4});
   auto w = Upload({2, 2, 2, 2});
-  auto launch = graph::Execute(entry, {x.get(), w.get()});
+  auto launch = graph::Execute(*entry, {x.get(), w.get()});
   ASSERT_EQ(launch.results.size(), 1u);
   EXPECT_EQ(Download(*launch.results[0], 4), (std::vector<float>{4, 16, 36, 64}));
-  EXPECT_NE(entry.description.find("fused graph of 2 ops"), std::string::npos);
+  EXPECT_NE(entry->description.find("fused graph of 2 ops"), std::string::npos);
 }
 
 TEST(FusedGraph, KeyIsExactAndDependsOnOutputsAndDonation) {
@@ -97,11 +97,11 @@ TEST(FusedGraph, DonatedInputIsConsumed) {
   std::vector<int> donate = {0, -1};  // x's memory holds the result
   graph::Program p = g.Lower(outputs, donate);
   EXPECT_NE(p.text.find("tf.aliasing_output"), std::string::npos);
-  auto& entry = Cache().GetOrCompile(g.Key(outputs, donate), 0, [&] { return g.Describe(); },
+  std::shared_ptr<graph::CacheEntry> entry = Cache().GetOrCompile(g.Key(outputs, donate), 0, [&] { return g.Describe(); },
                                      [&] { return p; });
   auto x = Upload({1, 2, 3});
   auto w = Upload({1, 1, 1});
-  auto launch = graph::Execute(entry, {x.get(), w.get()});
+  auto launch = graph::Execute(*entry, {x.get(), w.get()});
   EXPECT_TRUE(x->IsDeleted());
   EXPECT_FALSE(w->IsDeleted());
   EXPECT_EQ(Download(*launch.results[0], 3), (std::vector<float>{1, 4, 9}));

@@ -97,9 +97,9 @@ TEST_P(GraphViewRead, MatchesHostReference) {
   node.op = "test.identity";
   node.args = {hlo::TensorType{DType::kF32, {40}}};
   node.inputs = {graph::Input{0, v}};
-  auto& entry = Cache().Get(node, 0);
+  std::shared_ptr<graph::CacheEntry> entry = Cache().Get(node, 0);
   auto buf = Upload(base);
-  auto launch = graph::Execute(entry, {buf.get()});
+  auto launch = graph::Execute(*entry, {buf.get()});
   EXPECT_EQ(Download(*launch.results[0], v.numel()), Strided(base, v));
 }
 
@@ -123,12 +123,12 @@ TEST(GraphViewWrite, WritesExactlyTheViewAndDonates) {
   graph::View v = MakeView({3, 2}, {4, 1}, 1);  // x[:, 1:3] of a 3x4
   node.inputs = {graph::Input{0, v}, graph::Input{1, std::nullopt}};
   node.writes = {graph::Write{0, 0, v, hlo::TensorType{DType::kF32, {12}}}};
-  auto& entry = Cache().Get(node, 0);
+  std::shared_ptr<graph::CacheEntry> entry = Cache().Get(node, 0);
   auto buf = Upload(base);
   float one = 1.0f;
   auto c = testing_plugin::Client();
   auto scalar = c->BufferFromHost(&one, pjrt::ElementType::kF32, {}, c->devices()[0]);
-  auto launch = graph::Execute(entry, {buf.get(), scalar.get()});
+  auto launch = graph::Execute(*entry, {buf.get(), scalar.get()});
   EXPECT_TRUE(buf->IsDeleted());  // donated
   std::vector<float> expect = {0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0};
   EXPECT_EQ(Download(*launch.results[0], 12), expect);
@@ -140,8 +140,8 @@ TEST(GraphCache, HitsDoNotRecompileAndStatsCount) {
   node.op = "test.identity";
   node.args = {hlo::TensorType{DType::kF32, {6}}};
   node.inputs = {graph::Input{0, MakeView({2, 3}, {3, 1}, 0)}};
-  graph::CacheEntry* first = &cache.Get(node, 0);
-  graph::CacheEntry* second = &cache.Get(node, 0);
+  graph::CacheEntry* first = cache.Get(node, 0).get();
+  graph::CacheEntry* second = cache.Get(node, 0).get();
   EXPECT_EQ(first, second);
   EXPECT_EQ(cache.misses(), 1);
   EXPECT_EQ(cache.hits(), 1);
@@ -151,6 +151,38 @@ TEST(GraphCache, HitsDoNotRecompileAndStatsCount) {
   EXPECT_EQ(stats[0].description, "test.identity(f32[2,3])");
   EXPECT_GT(stats[0].compile_seconds, 0.0);
   EXPECT_EQ(cache.ResultTypes(node)[0].shape, (hlo::Shape{2, 3}));
+}
+
+TEST(GraphCache, MemoryLimitEvictsTheLeastRecentlyUsedAndEvictedEntriesStayUsable) {
+  graph::CompileCache cache(testing_plugin::Client());
+  cache.SetMemoryLimit(2);
+  auto identity = [](int64_t n) {
+    graph::Node node;
+    node.op = "test.identity";
+    node.args = {hlo::TensorType{DType::kF32, {n}}};
+    node.inputs = {graph::Input{0, std::nullopt}};
+    return node;
+  };
+  std::shared_ptr<graph::CacheEntry> two = cache.Get(identity(2), 0);
+  cache.Get(identity(3), 0);
+  cache.Get(identity(2), 0);  // 2 is now more recent than 3
+  cache.Get(identity(4), 0);  // evicts 3
+  EXPECT_EQ(cache.Counters().memory_evictions, 1);
+  EXPECT_EQ(cache.Counters().memory_programs, 2);
+  EXPECT_TRUE(cache.Holds(graph::Signature(identity(2)), 0));
+  EXPECT_FALSE(cache.Holds(graph::Signature(identity(3)), 0));
+  EXPECT_TRUE(cache.Holds(graph::Signature(identity(4)), 0));
+  cache.Get(identity(3), 0);  // compiled again; evicts 2, which `two` still holds
+  EXPECT_EQ(cache.misses(), 4);
+  EXPECT_FALSE(cache.Holds(graph::Signature(identity(2)), 0));
+  auto buf = Upload({5, 6});
+  auto launch = graph::Execute(*two, {buf.get()});
+  EXPECT_EQ(Download(*launch.results.at(0), 2), (std::vector<float>{5, 6}));
+  cache.SetMemoryLimit(1);  // lowering the limit evicts at once
+  EXPECT_EQ(cache.Counters().memory_programs, 1);
+  cache.SetMemoryLimit(0);  // no limit
+  for (int64_t n = 5; n < 9; ++n) cache.Get(identity(n), 0);
+  EXPECT_EQ(cache.Counters().memory_programs, 5);
 }
 
 TEST(GraphCache, UnknownOpAndBadShapesRaiseNamingTheOp) {
@@ -182,10 +214,10 @@ TEST(GraphCache, RunsOnTheSecondDevice) {
   node.op = "test.identity";
   node.args = {hlo::TensorType{DType::kF32, {3}}};
   node.inputs = {graph::Input{0, std::nullopt}};
-  auto& entry = cache.Get(node, 1);
+  std::shared_ptr<graph::CacheEntry> entry = cache.Get(node, 1);
   auto c = testing_plugin::Client();
   std::vector<float> data = {1, 2, 3};
   auto buf = c->BufferFromHost(data.data(), pjrt::ElementType::kF32, {3}, c->devices()[1]);
-  auto launch = graph::Execute(entry, {buf.get()});
+  auto launch = graph::Execute(*entry, {buf.get()});
   EXPECT_EQ(Download(*launch.results[0], 3), data);
 }

@@ -39,14 +39,14 @@ graph::View Dense(std::vector<int64_t> sizes) {
 
 // Runs `node` on f32 buffers and returns its results.
 std::vector<std::unique_ptr<pjrt::Buffer>> RunNode(const graph::Node& node, const std::vector<std::vector<float>>& args) {
-  auto& entry = Cache().Get(node, 0);
+  std::shared_ptr<graph::CacheEntry> entry = Cache().Get(node, 0);
   std::vector<std::unique_ptr<pjrt::Buffer>> buffers;
   std::vector<pjrt::Buffer*> raw;
   for (const auto& a : args) {
     buffers.push_back(Upload(a));
     raw.push_back(buffers.back().get());
   }
-  return std::move(graph::Execute(entry, raw).results);
+  return std::move(graph::Execute(*entry, raw).results);
 }
 
 }  // namespace

@@ -144,10 +144,9 @@ void ResizeStorageBytes(const c10::Storage& storage, size_t new_nbytes) {
     node.inputs = {graph::Input{0, std::nullopt}};
     node.attrs = {NumElementsAs(*data, old_data.dtype)};
     Runtime& rt = Runtime::Get();
-    graph::CacheEntry& entry = GuardLowering(node, [&]() -> graph::CacheEntry& {
-      return rt.cache().Get(node, old_data.device);
-    });
-    graph::Launch launch = GuardExecution(node, [&] { return graph::Execute(entry, {old_buffer.get()}); });
+    std::shared_ptr<graph::CacheEntry> entry =
+        GuardLowering(node, [&] { return rt.cache().Get(node, old_data.device); });
+    graph::Launch launch = GuardExecution(node, [&] { return graph::Execute(*entry, {old_buffer.get()}); });
     SetBuffer(*data, std::move(launch.results.at(0)), old_data.dtype);
   }
   storage.unsafeGetStorageImpl()->set_data_ptr_noswap(std::move(fresh));

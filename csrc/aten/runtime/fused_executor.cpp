@@ -256,11 +256,11 @@ void RunNodeByNode(int device, PendingGraph& g, CutReason reason, const std::str
     }
     if (failed[n]) continue;
     try {
-      graph::CacheEntry& entry = GuardLowering(node, [&]() -> graph::CacheEntry& {
+      std::shared_ptr<graph::CacheEntry> entry = GuardLowering(node, [&] {
         MaybeFailCompile(nullptr, &node);
         return rt.cache().Get(node, device);
       });
-      graph::Launch launch = GuardExecution(node, [&] { return graph::Execute(entry, args, held); });
+      graph::Launch launch = GuardExecution(node, [&] { return graph::Execute(*entry, args, held); });
       rt.Track(device, std::move(launch.done));
       for (auto& r : launch.results) results[n].emplace_back(std::move(r));
     } catch (...) {
@@ -340,10 +340,10 @@ void CutLocked(int device, PendingGraph& g, CutReason reason) {
       RunNodeByNode(device, g, reason, nullptr);
       return;
     }
-    graph::CacheEntry* entry = nullptr;
+    std::shared_ptr<graph::CacheEntry> entry;
     try {
       MaybeFailCompile(&g.graph, nullptr);
-      entry = &rt.cache().GetOrCompile(key, device, [&] { return g.graph.Describe(); },
+      entry = rt.cache().GetOrCompile(key, device, [&] { return g.graph.Describe(); },
                                        [&] { return g.graph.Lower(outputs, donate); });
     } catch (const graph::LoweringError& e) {
       const std::string error = e.what();
@@ -379,7 +379,7 @@ void CutLocked(int device, PendingGraph& g, CutReason reason) {
       if (g_log_on) g_log.push_back(CutLogEntry{key_hash, g.graph.num_nodes(), device, reason});
     }
     if (t_observer) {
-      record.entry = entry;
+      record.entry = entry.get();
       record.device = device;
       record.inputs = g.inputs;
       for (int i = 0; i < g.graph.num_inputs(); ++i) record.input_types.push_back(g.graph.input_type(i));

@@ -256,15 +256,15 @@ std::vector<std::shared_ptr<pjrt::Buffer>> OpCall::Launch() {
   for (size_t i = 0; i < storages_.size(); ++i) {
     if (storages_[i]) buffers_[i] = BufferAs(*storages_[i], node_.args[i].dtype);
   }
-  graph::CacheEntry& entry =
-      GuardLowering(node_, [&]() -> graph::CacheEntry& { return rt.cache().Get(node_, device_); });
+  std::shared_ptr<graph::CacheEntry> entry =
+      GuardLowering(node_, [&] { return rt.cache().Get(node_, device_); });
   std::vector<pjrt::Buffer*> args;
   for (auto& b : buffers_) args.push_back(b.get());
   graph::Launch launch =
-      GuardExecution(node_, [&] { return graph::Execute(entry, args, HeldElsewhere(node_, buffers_)); });
-  CheckLaunch(launch, entry.program.result_types);
+      GuardExecution(node_, [&] { return graph::Execute(*entry, args, HeldElsewhere(node_, buffers_)); });
+  CheckLaunch(launch, entry->program.result_types);
   rt.Track(device_, std::move(launch.done));
-  last_types_ = entry.program.result_types;
+  last_types_ = entry->program.result_types;
   std::vector<std::shared_ptr<pjrt::Buffer>> out;
   for (auto& r : launch.results) out.push_back(std::move(r));
   return out;
