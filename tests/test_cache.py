@@ -267,6 +267,27 @@ def test_memory_tier_limit_evicts_least_recently_used(eager_mode):
     assert unlimited["counters"]["memory"]["programs"] == unlimited["counters"]["memory"]["misses"]
 
 
+MAPPING_WORKER = r"""
+import json, torch, torchtpu
+x = torch.ones(2).to("tpu")
+(x + 1).cpu()  # the runtime is up
+torchtpu._C._set_mapping_budget(1)  # every check finds the process over budget
+ok = True
+for n in range(1, 41):
+    x_cpu = torch.arange(n, dtype=torch.float32)
+    ok &= bool(torch.equal((x_cpu.to("tpu") * 2).cpu(), x_cpu * 2))
+print("RESULT " + json.dumps({"ok": ok, "counters": torchtpu.compile_cache_stats().counters}))
+"""
+
+
+def test_mapping_pressure_gives_programs_back(eager_mode):
+    out = run_worker(eager_mode, code=MAPPING_WORKER)
+    memory = out["counters"]["memory"]
+    assert out["ok"]
+    assert memory["mapping_budget"] == 1
+    assert memory["evictions"] > 0 and memory["programs"] < memory["misses"]
+
+
 # ---- the key's settings ----
 
 def _flipped(s):

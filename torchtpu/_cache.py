@@ -107,7 +107,7 @@ def counters() -> dict[str, Any]:
         empty = dict(enabled=False, dir="", hits=0, misses=0, writes=0, corrupt=0, stale=0,
                      evictions=0, write_errors=0, abandoned_temp=0, hit_seconds=0.0)
         c = dict(memory=dict(hits=0, misses=0, evictions=0, programs=0,
-                             limit=_settings.get_int("TORCHTPU_CACHE_MEMORY_PROGRAMS")), programs=dict(empty), executables=dict(empty),
+                             limit=_settings.get_int("TORCHTPU_CACHE_MEMORY_PROGRAMS"), mapping_budget=0), programs=dict(empty), executables=dict(empty),
                  lowerings=0, compiles=0, misses_after_warmup=0, warmup_done=False)
     return c
 

@@ -1,7 +1,9 @@
 #include "graph/compile_cache.h"
 
+#include <algorithm>
 #include <atomic>
 
+#include "graph/host_mappings.h"
 #include "graph/signature.h"
 
 namespace torchtpu::graph {
@@ -62,6 +64,10 @@ std::shared_ptr<CacheEntry> CompileCache::GetOrCompile(const std::string& sig, i
   entry->use_order = ++uses_;
   entries_.emplace(std::move(key), entry);
   EvictPastLimit(entry.get());
+  if (++compiles_since_mapping_check_ >= kMappingCheckEvery) {
+    compiles_since_mapping_check_ = 0;
+    RelieveMappingPressure(entry.get());
+  }
   return entry;
 }
 
@@ -71,17 +77,46 @@ void CompileCache::SetMemoryLimit(int64_t programs) {
   EvictPastLimit(nullptr);
 }
 
+void CompileCache::SetMappingBudget(int64_t budget) {
+  std::lock_guard<std::mutex> lock(mu_);
+  mapping_budget_ = budget;
+}
+
+void CompileCache::EvictDownTo(size_t target, const CacheEntry* keep) {
+  if (entries_.size() <= target) return;
+  std::vector<decltype(entries_)::iterator> order;
+  order.reserve(entries_.size());
+  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+    if (it->second.get() != keep) order.push_back(it);
+  }
+  const size_t drop = std::min(entries_.size() - target, order.size());
+  std::nth_element(order.begin(), order.begin() + drop, order.end(),
+                   [](const auto& a, const auto& b) { return a->second->use_order < b->second->use_order; });
+  // Whoever still runs a dropped program holds its own reference.
+  for (size_t i = 0; i < drop; ++i) entries_.erase(order[i]);
+  evictions_ += static_cast<int64_t>(drop);
+}
+
 void CompileCache::EvictPastLimit(const CacheEntry* keep) {
-  if (memory_limit_ <= 0) return;
-  while (static_cast<int64_t>(entries_.size()) > memory_limit_) {
-    auto oldest = entries_.end();
-    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-      if (it->second.get() == keep) continue;
-      if (oldest == entries_.end() || it->second->use_order < oldest->second->use_order) oldest = it;
-    }
-    if (oldest == entries_.end()) return;
-    entries_.erase(oldest);  // whoever still runs it holds its own reference
-    ++evictions_;
+  if (memory_limit_ > 0) EvictDownTo(static_cast<size_t>(memory_limit_), keep);
+}
+
+void CompileCache::RelieveMappingPressure(const CacheEntry* keep) {
+  if (mapping_budget_ < 0) {
+    const int64_t max = MaxHostMappings();
+    mapping_budget_ = max > 0 ? max / 2 : 0;
+  }
+  if (mapping_budget_ == 0) return;
+  // Dropping an executable unmaps its code at once (unless a captured graph
+  // or a running launch still holds it); a few halvings at most, and none
+  // more once one frees nothing (the mappings are someone else's).
+  int64_t mappings = CountHostMappings();
+  for (int round = 0; round < 8 && entries_.size() > 1; ++round) {
+    if (mappings < 0 || mappings <= mapping_budget_) return;
+    EvictDownTo(entries_.size() / 2, keep);
+    const int64_t after = CountHostMappings();
+    if (after >= mappings) return;
+    mappings = after;
   }
 }
 
@@ -234,6 +269,7 @@ CompileCounters CompileCache::Counters() const {
   c.memory_evictions = evictions_;
   c.memory_programs = static_cast<int64_t>(entries_.size());
   c.memory_limit = memory_limit_;
+  c.mapping_budget = mapping_budget_ < 0 ? 0 : mapping_budget_;
   c.lowerings = lowerings_;
   c.compiles = compiles_;
   c.misses_after_warmup = misses_after_warmup_;

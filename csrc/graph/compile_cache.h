@@ -52,6 +52,7 @@ struct CompileCounters {
   int64_t memory_evictions = 0;     // programs dropped past the memory tier's limit
   int64_t memory_programs = 0;      // programs held now
   int64_t memory_limit = 0;         // 0: no limit
+  int64_t mapping_budget = 0;       // host mappings past which half the tier is dropped (0: unwatched)
   int64_t lowerings = 0;            // programs lowered (not found in memory or the program tier)
   int64_t compiles = 0;             // programs compiled by the plugin
   int64_t misses_after_warmup = 0;  // in-memory misses after warmup was declared done
@@ -86,6 +87,14 @@ class CompileCache {
   // has a fixed number of those (vm.max_map_count): an unbounded tier crashed
   // inside the plugin after some 20,000 programs.
   void SetMemoryLimit(int64_t programs);
+  // The count limit alone does not bound the mappings: a program maps JIT
+  // code per kernel, from one to hundreds. So every kMappingCheckEvery
+  // compiles the cache counts the process's mappings, and past `budget`
+  // (default: half of vm.max_map_count, leaving the rest to buffers, threads
+  // and libraries) drops its least recently used half, until under it.
+  // Negative: the default; 0: never check.
+  void SetMappingBudget(int64_t budget);
+  static constexpr int kMappingCheckEvery = 16;
   // Whether the in-memory tier holds `key`'s program for `device` (no count).
   bool Holds(const std::string& key, int device) const;
   // Result types of `node`, from the cache or by lowering alone (no compile).
@@ -116,9 +125,14 @@ class CompileCache {
   int64_t memory_limit_ = 0;
   uint64_t uses_ = 0;
   int64_t evictions_ = 0;
-  // Drops least recently used entries until at most memory_limit_ remain,
-  // never `keep`. Called with mu_ held.
+  int64_t mapping_budget_ = -1;  // resolved on first use: see SetMappingBudget
+  int compiles_since_mapping_check_ = 0;
+  // Drops least recently used entries until at most `target` remain, never
+  // `keep`. Called with mu_ held.
+  void EvictDownTo(size_t target, const CacheEntry* keep);
+  // The two bounds after an insertion (or a new limit). Called with mu_ held.
   void EvictPastLimit(const CacheEntry* keep);
+  void RelieveMappingPressure(const CacheEntry* keep);
   // Result types by node signature; with the program tier on, the whole
   // program (so the compile that usually follows needs no second lowering).
   struct Known {

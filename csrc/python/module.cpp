@@ -258,6 +258,8 @@ PYBIND11_MODULE(_C, m) {
     }
     if (Runtime::Initialized()) InstallRecompileHook(Runtime::Get().cache());
   });
+  // Tests lower the mapping budget to see the cache give mappings back.
+  m.def("_set_mapping_budget", [](int64_t budget) { Runtime::Get().cache().SetMappingBudget(budget); });
   m.def("_set_warmup_done", [](bool done) { Runtime::Get().cache().SetWarmupDone(done); });
   m.def("_compile_counters", []() {
     py::dict d;
@@ -284,6 +286,7 @@ PYBIND11_MODULE(_C, m) {
     memory["evictions"] = c.memory_evictions;
     memory["programs"] = c.memory_programs;
     memory["limit"] = c.memory_limit;
+    memory["mapping_budget"] = c.mapping_budget;
     d["memory"] = memory;
     d["programs"] = tier(c.programs_on, c.programs_dir, c.programs);
     d["executables"] = tier(c.executables_on, c.executables_dir, c.executables);

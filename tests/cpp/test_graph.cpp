@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "graph/compile_cache.h"
+#include "graph/host_mappings.h"
 #include "graph/lowering.h"
 #include "graph/signature.h"
 #include "test_plugin.h"
@@ -183,6 +184,38 @@ TEST(GraphCache, MemoryLimitEvictsTheLeastRecentlyUsedAndEvictedEntriesStayUsabl
   cache.SetMemoryLimit(0);  // no limit
   for (int64_t n = 5; n < 9; ++n) cache.Get(identity(n), 0);
   EXPECT_EQ(cache.Counters().memory_programs, 5);
+}
+
+TEST(GraphCache, MappingPressureDropsTheLeastRecentlyUsedHalf) {
+  graph::CompileCache cache(testing_plugin::Client());
+  auto identity = [](int64_t n) {
+    graph::Node node;
+    node.op = "test.identity";
+    node.args = {hlo::TensorType{DType::kF32, {n}}};
+    node.inputs = {graph::Input{0, std::nullopt}};
+    return node;
+  };
+  cache.SetMappingBudget(0);  // unwatched: nothing dropped
+  for (int64_t n = 1; n <= graph::CompileCache::kMappingCheckEvery; ++n) cache.Get(identity(n), 0);
+  EXPECT_EQ(cache.Counters().memory_evictions, 0);
+  ASSERT_GT(graph::CountHostMappings(), 1);
+  cache.SetMappingBudget(1);  // always over budget: each check halves the tier until nothing more is freed
+  std::shared_ptr<graph::CacheEntry> last;
+  for (int64_t n = 101; n <= 100 + graph::CompileCache::kMappingCheckEvery; ++n) last = cache.Get(identity(n), 0);
+  const graph::CompileCounters c = cache.Counters();
+  EXPECT_GT(c.memory_evictions, 0);
+  EXPECT_LT(c.memory_programs, 2 * graph::CompileCache::kMappingCheckEvery);
+  EXPECT_EQ(c.memory_programs + c.memory_evictions, 2 * graph::CompileCache::kMappingCheckEvery);
+  // The program just compiled is never the one dropped.
+  EXPECT_TRUE(cache.Holds(graph::Signature(identity(100 + graph::CompileCache::kMappingCheckEvery)), 0));
+  // The first, least recently used, went first.
+  EXPECT_FALSE(cache.Holds(graph::Signature(identity(1)), 0));
+}
+
+TEST(GraphCache, HostMappingsAreCounted) {
+  const int64_t n = graph::CountHostMappings();
+  EXPECT_GT(n, 10);  // the executable, its libraries, the heap, the stack
+  EXPECT_GE(graph::MaxHostMappings(), n);
 }
 
 TEST(GraphCache, UnknownOpAndBadShapesRaiseNamingTheOp) {
