@@ -10,6 +10,10 @@ void RegisterHistcIsin();
 void RegisterScatterReduce();
 // cumulative_search.cpp: cummax/cummin, logcumsumexp, searchsorted, bucketize.
 void RegisterCumulativeSearch();
+// selection.cpp: median, nanmedian, kthvalue, mode, nansum; distance.cpp: cdist, pdist, renorm; masked_scatter, put.
+void RegisterSelection();
+void RegisterDistance();
+void RegisterMaskedPut();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -40,6 +44,9 @@ void RegisterAllOps() {
   RegisterHistcIsin();
   RegisterScatterReduce();
   RegisterCumulativeSearch();
+  RegisterSelection();
+  RegisterDistance();
+  RegisterMaskedPut();
 }
 
 }  // namespace torchtpu::aten

@@ -1,0 +1,93 @@
+// Lowerings of p-norm distances and of renorm, the norm of sub-tensors:
+//  * cdist: x1 [B, P, M] and x2 [B, R, M] (the kernel flattens and expands
+//    the batch dims) to [B, P, R], the p-norm of every row difference, from
+//    the differences directly (as the CPU's kernel for p != 2 and for small
+//    p = 2 inputs; the CPU's matrix-product form of p = 2 is the composite
+//    _euclidean_dist, already native, which the kernel calls instead);
+//  * pdist: x [N, M] to the N(N-1)/2 distances of row pairs i < j, in the
+//    CPU's row-major order, by gathering the two rows of each pair;
+//  * renorm: sub-tensors along `dim` whose p-norm exceeds maxnorm are scaled
+//    by maxnorm / (norm + 1e-7), as the CPU computes it: the norm and the
+//    factor in the accumulate dtype (f32 for f16/bf16), the factor rounded to
+//    the input's dtype, then multiplied in that dtype.
+// Every p-norm follows linalg.vector_norm: p = 0 counts non-zeros, 1 sums
+// magnitudes, 2 is sqrt of the sum of squares, inf the largest magnitude,
+// any other p (sum |d|^p)^(1/p).
+#include <cmath>
+
+#include "graph/lowering.h"
+#include "lower/lower_util.h"
+
+namespace torchtpu::lower {
+namespace {
+
+using hlo::Compare;
+
+// The p-norm of `x` over `dims` (x already in its compute dtype).
+Value PNorm(Builder& b, Value x, const std::vector<int64_t>& dims, double p) {
+  Value a = b.Unary("abs", x);
+  if (std::isinf(p)) {
+    return ReduceWith(b, a, dims, p > 0 ? "maximum" : "minimum",
+                      Literal::Float(p > 0 ? -INFINITY : INFINITY));
+  }
+  if (p == 0) return ReduceWith(b, b.Convert(b.Cmp(a, Splat(b, 0, a), Compare::kNE), a.dtype()), dims, "add",
+                                Literal::Float(0));
+  if (p == 1) return ReduceWith(b, a, dims, "add", Literal::Float(0));
+  if (p == 2) return b.Unary("sqrt", ReduceWith(b, b.Mul(a, a), dims, "add", Literal::Float(0)));
+  Value s = ReduceWith(b, b.Binary("power", a, Splat(b, p, a)), dims, "add", Literal::Float(0));
+  return b.Binary("power", s, b.Constant(Literal::Float(1.0 / p), s.dtype(), s.shape()));
+}
+
+// attrs: 0 p. inputs: x1 [B, P, M], x2 [B, R, M] (same float dtype). result [B, P, R].
+REGISTER_LOWERING("cdist", [](Builder& b, const graph::Node& n, const Values& in) {
+  const double p = n.FloatAttr(0);
+  Value x1 = in[0], x2 = in[1];
+  const int64_t B = x1.shape()[0], P = x1.shape()[1], M = x1.shape()[2], R = x2.shape()[1];
+  const hlo::Shape full{B, P, R, M};
+  Value d = b.Sub(b.BroadcastInDim(x1, full, {0, 1, 3}), b.BroadcastInDim(x2, full, {0, 2, 3}));
+  return Values{PNorm(b, d, {3}, p)};
+});
+
+// attrs: 0 p. input: x [N, M] (N >= 2). result [N(N-1)/2].
+REGISTER_LOWERING("pdist", [](Builder& b, const graph::Node& n, const Values& in) {
+  const double p = n.FloatAttr(0);
+  Value x = in[0];
+  const int64_t N = x.shape()[0], M = x.shape()[1];
+  std::vector<int64_t> first, second;
+  for (int64_t i = 0; i < N; ++i)
+    for (int64_t j = i + 1; j < N; ++j) first.push_back(i), second.push_back(j);
+  const int64_t K = static_cast<int64_t>(first.size());
+  hlo::GatherDims g;
+  g.offset_dims = {1};
+  g.collapsed_slice_dims = {0};
+  g.start_index_map = {0};
+  g.index_vector_dim = 1;
+  g.slice_sizes = {1, M};
+  Value a = b.Gather(x, b.ConstantI64(first, {K, 1}), g);
+  Value c = b.Gather(x, b.ConstantI64(second, {K, 1}), g);
+  return Values{PNorm(b, b.Sub(a, c), {1}, p)};
+});
+
+// attrs: 0 p, 1 dim, 2 accumulate dtype. inputs: self (rank >= 2, float),
+// maxnorm (rank 0, f64: a runtime scalar). result: self's shape and dtype.
+REGISTER_LOWERING("renorm", [](Builder& b, const graph::Node& n, const Values& in) {
+  const double p = n.FloatAttr(0);
+  const int64_t dim = n.IntAttr(1);
+  const DType acc = static_cast<DType>(n.IntAttr(2));
+  Value x = in[0];
+  const hlo::Shape shape = x.shape();
+  std::vector<int64_t> others;
+  for (int64_t d = 0; d < x.rank(); ++d)
+    if (d != dim) others.push_back(d);
+  Value norm = PNorm(b, b.Convert(x, acc), others, p);  // [size(dim)]
+  const int64_t len = shape[dim];
+  Value maxnorm = b.BroadcastTo(b.Convert(in[1], acc), {len});
+  Value eps = b.Constant(Literal::Float(1e-7), acc, {len});
+  Value factor = b.Select(b.Cmp(norm, maxnorm, Compare::kGT), b.Div(maxnorm, b.Add(norm, eps)),
+                          b.Constant(Literal::Float(1), acc, {len}));
+  factor = b.BroadcastInDim(b.Convert(factor, x.dtype()), shape, {dim});
+  return Values{b.Mul(x, factor)};
+});
+
+}  // namespace
+}  // namespace torchtpu::lower
