@@ -76,6 +76,10 @@ FAST_OPS = (
     "sum", "mean", "prod", "amax", "argmax", "max", "var", "norm", "cumsum", "softmax", "log_softmax",
     "mm", "bmm", "addmm", "matmul", "einsum", "cat", "stack", "flip", "roll", "tril", "transpose",
     "permute", "index_select", "gather", "scatter_add", "masked_fill", "nonzero",
+) + (
+    # selections, nan-reductions, masked_scatter/put, renorm and distances (tests/test_ops_selection.py)
+    "median", "nanmedian", "kthvalue", "mode", "nansum", "nanmean", "masked_scatter", "put", "renorm",
+    "cdist", "dist", "nn.functional.pdist", "nn.functional.pairwise_distance",
 )
 SAMPLES_FAST = 2
 SAMPLES_FULL = 4
