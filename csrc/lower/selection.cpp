@@ -8,8 +8,11 @@
 //    NaN (the CPU kernel's find_if); otherwise the lower of the two middle
 //    values, sorted position (n - 1) / 2. The stable sort makes the index of
 //    a tied median the one the CPU returns (its kernel sorts stably too).
-//  * nanmedian: NaNs are left out: position (c - 1) / 2 over the c numbers,
-//    and 0 (a NaN) when the slice is all NaN.
+//  * nanmedian: NaNs are left out: position (c - 1) / 2 over the c numbers.
+//    A slice of NaNs only gives NaN; its index is where the CPU's
+//    std::nth_element leaves position 0 when every element compares
+//    equivalent, a function of the slice length alone, computed here by
+//    running that same std::nth_element on the positions (AllNanIndex).
 //  * kthvalue: position k - 1. The CPU picks it by quickselect, so which of
 //    several equal values' index it reports is unspecified; here it is the
 //    stable order's.
@@ -19,6 +22,10 @@
 //    sorted run ends with it: its sort is an insertion sort, stable, for the
 //    slice lengths of up to 16 where it can be compared).
 // Bool is sorted as u8; the values come back in the input's dtype.
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
 #include "graph/lowering.h"
 #include "lower/lower_util.h"
 
@@ -73,6 +80,16 @@ Value PickPerRow(Builder& b, Value v, Value pos) {
   return b.Gather(v, indices, g);
 }
 
+// The index the CPU's nanmedian reports for a slice of `len` NaNs: its
+// comparator finds every pair of NaNs equivalent, so the result is the
+// permutation std::nth_element makes of equivalent elements.
+int64_t AllNanIndex(int64_t len) {
+  std::vector<int64_t> idx(static_cast<size_t>(len));
+  std::iota(idx.begin(), idx.end(), 0);
+  std::nth_element(idx.begin(), idx.begin(), idx.end(), [](int64_t, int64_t) { return false; });
+  return idx.at(0);
+}
+
 Value SortKeys(Builder& b, Value x) { return x.dtype() == DType::kBool ? b.Convert(x, DType::kU8) : x; }
 
 // attrs: 0 dim, 1 keepdim, 2 kind (0 kthvalue, 1 median, 2 nanmedian), 3 k
@@ -112,6 +129,13 @@ REGISTER_LOWERING("select_kth", [](Builder& b, const graph::Node& n, const Value
   }
   Value values = b.Convert(PickPerRow(b, sorted[0], pos), x.dtype());
   Value indices = PickPerRow(b, sorted[1], pos);
+  if (kind == 2 && hlo::IsFloat(x.dtype())) {
+    Value zero = b.Constant(Literal::Int(0), DType::kI64, {r});
+    Value numbers = b.Sub(b.Constant(Literal::Int(len), DType::kI64, {r}),
+                          ReduceWith(b, b.Convert(IsNan(b, rows), DType::kI64), {1}, "add", Literal::Int(0)));
+    indices = b.Select(b.Cmp(numbers, zero, Compare::kEQ),
+                       b.Constant(Literal::Int(AllNanIndex(len)), DType::kI64, {r}), indices);
+  }
   return Values{b.Reshape(values, out_shape), b.Reshape(indices, out_shape)};
 });
 
