@@ -126,6 +126,13 @@ at::Tensor& RenormOut(const at::Tensor& self, const c10::Scalar& p, int64_t dim,
   const int64_t d = c10::maybe_wrap_dim(dim, ndim);
   TORCH_CHECK(out.scalar_type() == self.scalar_type(), "Expected out tensor to have dtype ", self.scalar_type(),
               ", but got ", out.scalar_type(), " instead");
+  // linalg.vector_norm's refusal of an empty reduction for the inf norm.
+  if (std::isinf(p.toDouble())) {
+    for (int64_t i = 0; i < ndim; ++i) {
+      TORCH_CHECK(i == d || self.size(i) != 0, "linalg.vector_norm cannot compute the inf norm on the dimension ", i,
+                  "because this dimension is empty and the operation does not have an identity");
+    }
+  }
   at::native::resize_output(out, self.sizes());
   if (self.numel() == 0) return out;
   const c10::ScalarType dtype = self.scalar_type();
@@ -142,9 +149,25 @@ at::Tensor& RenormInplace(at::Tensor& self, const c10::Scalar& p, int64_t dim, c
   return RenormOut(self, p, dim, maxnorm, self);
 }
 
+// ---- norm (out) ---------------------------------------------------------------
+
+// norm.out / norm.dtype_out, which the structured norm (and so dist and
+// pairwise_distance, composites over at::norm) writes into: as on the CPU,
+// linalg.vector_norm with p defaulting to 2.
+at::Tensor& NormOut(const at::Tensor& self, const std::optional<c10::Scalar>& p, at::IntArrayRef dim, bool keepdim,
+                    at::Tensor& out) {
+  return at::linalg_vector_norm_out(out, self, p.value_or(2.0), dim, keepdim, std::nullopt);
+}
+at::Tensor& NormDtypeOut(const at::Tensor& self, const std::optional<c10::Scalar>& p, at::IntArrayRef dim,
+                         bool keepdim, c10::ScalarType dtype, at::Tensor& out) {
+  return at::linalg_vector_norm_out(out, self, p.value_or(2.0), dim, keepdim, dtype);
+}
+
 }  // namespace
 
 void RegisterDistance() {
+  Impl("norm.out", NormOut);
+  Impl("norm.dtype_out", NormDtypeOut);
   Impl("_cdist_forward", CdistForward);
   Impl("_cdist_backward", CdistBackward);
   Impl("_pdist_forward", PdistForward);

@@ -33,10 +33,13 @@ std::vector<int64_t> ReducedShape(const at::Tensor& self, int64_t d, bool keepdi
 
 // The CPU's out= checks of the (values, indices) pair.
 void CheckOuts(const char* name, const at::Tensor& self, const at::Tensor& values, const at::Tensor& indices) {
+  // The legacy type name the CPU's message prints ("torch.IntTensor").
   TORCH_CHECK(indices.scalar_type() == c10::kLong, "Expected tensor for argument #1 'indices' to have scalar type Long;",
-              " but got ", indices.toString(), " instead (while checking arguments for ", name, ")");
+              " but got torch.", c10::toString(indices.scalar_type()), "Tensor instead (while checking arguments for ",
+              name, ")");
   TORCH_CHECK(values.scalar_type() == self.scalar_type(), "Expected tensor for argument #1 'values' to have scalar type ",
-              self.scalar_type(), "; but got ", values.toString(), " instead (while checking arguments for ", name, ")");
+              self.scalar_type(), "; but got torch.", c10::toString(values.scalar_type()),
+              "Tensor instead (while checking arguments for ", name, ")");
   TORCH_CHECK(values.device() == self.device() && indices.device() == self.device(), name,
               "(): Expected values and indices to be on the device of self (", self.device(), ")");
 }
@@ -45,7 +48,8 @@ void CheckOuts(const char* name, const at::Tensor& self, const at::Tensor& value
 // median, nanmedian or mode. `values`/`indices` (both or neither): out=.
 std::tuple<at::Tensor, at::Tensor> SelectDim(const char* name, const at::Tensor& self, int64_t dim, bool keepdim,
                                              int64_t kind, int64_t k, at::Tensor* values, at::Tensor* indices) {
-  const char* kernel = kind == kKth ? "kthvalue_cpu" : kind == kMode ? "mode" : "median_cpu";
+  // The CPU's dispatch names (median/nanmedian along a dim: "median_out").
+  const char* kernel = kind == kKth ? "kthvalue_cpu" : kind == kMode ? "mode" : "median_out";
   TORCH_CHECK_NOT_IMPLEMENTED(kind == kMode || self.scalar_type() != c10::kBool, "\"", kernel,
                               "\" not implemented for 'Bool'");
   TORCH_CHECK_NOT_IMPLEMENTED(!at::isComplexType(self.scalar_type()), "\"", kernel, "\" not implemented for '",
@@ -56,7 +60,7 @@ std::tuple<at::Tensor, at::Tensor> SelectDim(const char* name, const at::Tensor&
   const char* reduction = kind == kKth ? "kthvalue" : kind == kMode ? "mode" : "median";
   TORCH_CHECK_INDEX(size > 0, reduction, "(): Expected reduction dim ", d, " to have non-zero size.");
   if (kind == kKth) {
-    TORCH_CHECK(k >= 1 && k <= size, "kthvalue(): selected number k out of range for dimension ", dim);
+    TORCH_CHECK(k >= 1 && k <= size, "kthvalue(): selected number k out of range for dimension ", d);
   }
   if (values) CheckOuts(name, self, *values, *indices);
   const std::vector<int64_t> shape = ReducedShape(self, d, keepdim);
@@ -109,7 +113,7 @@ std::tuple<at::Tensor, at::Tensor> NanMedianDim(const at::Tensor& self, int64_t 
 }
 std::tuple<at::Tensor&, at::Tensor&> NanMedianDimOut(const at::Tensor& self, int64_t dim, bool keepdim,
                                                      at::Tensor& values, at::Tensor& indices) {
-  SelectDim("nanmedian", self, dim, keepdim, kNanMedian, 0, &values, &indices);
+  SelectDim("median", self, dim, keepdim, kNanMedian, 0, &values, &indices);  // the CPU's name
   return {values, indices};
 }
 std::tuple<at::Tensor, at::Tensor> Kthvalue(const at::Tensor& self, int64_t k, int64_t dim, bool keepdim) {
