@@ -324,8 +324,6 @@ def test_masked_scatter_backward_matches_cpu():
 @pytest.mark.parametrize("dtype", MOVE_DTYPES, ids=dtype_id)
 @pytest.mark.parametrize("accumulate", (False, True))
 def test_put_matches_cpu(dtype, accumulate):
-    if accumulate and dtype is torch.bool:
-        pytest.skip("put_(accumulate=True) on bool: the CPU adds bools with its own saturating rule; not lowered")
     x = make((4, 6), dtype, seed=16)
     index = torch.tensor([0, 23, -1, 5, -24, 7, 12])     # distinct positions (-1 is 23: repeated below)
     src = make((7,), dtype, seed=17)
@@ -334,10 +332,12 @@ def test_put_matches_cpu(dtype, accumulate):
     compare(lambda t, i, s: t.put(i, s, accumulate=accumulate), NonContig(x), distinct, src)
     compare(lambda t, i, s: t.put_(i, s, accumulate=accumulate), Transposed(x), distinct.reshape(7, 1),
             NonContig(src))
-    if accumulate:
-        # Repeated positions add up (bf16/f16: each add rounds, in an order
-        # that may differ from the CPU's: the suite's bf16/f16 tolerance).
-        compare(lambda t, i, s: t.put_(i, s, accumulate=True), x, index, src)
+    # Repeated positions: the last write wins (as the CPU's serial loop), or
+    # they add up (bf16/f16: each add rounds, in an order that may differ
+    # from the CPU's: the suite's bf16/f16 tolerance; bool: or).
+    compare(lambda t, i, s: t.put_(i, s, accumulate=accumulate), x, index, src)
+    many = torch.tensor([3, 3, -21, 3, 9, 9, 3])
+    compare(lambda t, i, s: t.put_(i, s, accumulate=accumulate), x, many, src)
     compare(lambda t, i, s: t.put_(i, s, accumulate=accumulate), x, index[:0], src[:0])
 
 

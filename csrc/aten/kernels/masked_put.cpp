@@ -1,6 +1,4 @@
-// ATen kernels of masked_scatter_ (lowering in lower/masked_scatter.cpp) and
-// put_ (a scatter into the flattened tensor through the native index_put_,
-// which counts negative indices from the end as put_ does). Checks and words
+// ATen kernels of masked_scatter_ and put_ (lowerings in lower/masked_put.cpp). Checks and words
 // are the CPU's; a mask with more ones than source has elements, and an
 // index out of range, are found on the device (index_checks.h) and raise
 // IndexError at the next host wait, without a round trip per call.
@@ -35,13 +33,7 @@ at::Tensor& PutInplace(at::Tensor& self, const at::Tensor& index, const at::Tens
                     source.numel(), ", index.numel() = ", index.numel());
   TORCH_CHECK_INDEX(!(self.numel() == 0 && index.numel() != 0), "put_(): Tried to put elements into an empty tensor");
   if (index.numel() == 0) return self;
-  // The flattened tensor (a view when self is contiguous, else a copy written back).
-  const bool direct = self.is_contiguous();
-  at::Tensor flat = direct ? self.view({-1}) : self.reshape({-1}).clone();
-  c10::List<std::optional<at::Tensor>> indices;
-  indices.push_back(index.reshape({-1}));
-  flat.index_put_(indices, source.reshape({-1}), accumulate);
-  if (!direct) self.copy_(flat.view(self.sizes()));
+  OpCall("put").Attr(accumulate).CheckIndices(true).In(self).In(index).In(source).RunInto({self});
   return self;
 }
 
