@@ -71,6 +71,7 @@ def test_median_dim_matches_cpu(op, dtype):
     compare(lambda t: fn(t), x)
     compare(lambda t: fn(t), NonContig(x))
     compare(lambda t: fn(t, 0), torch.tensor(3, dtype=dtype))
+    compare(lambda t: fn(t, -1, keepdim=True), torch.tensor(3, dtype=dtype))  # stays 0-dim
     compare(lambda t: fn(t), torch.tensor(3, dtype=dtype))
 
 
@@ -140,6 +141,7 @@ def test_kthvalue_distinct_matches_cpu(dtype):
             compare(lambda t, dim=dim, k=k: torch.kthvalue(t, k, dim, keepdim=True), NonContig(x))
             compare(lambda t, dim=dim, k=k: torch.kthvalue(t, k, dim), Transposed(x))
     compare(lambda t: torch.kthvalue(t, 1), torch.tensor(5, dtype=dtype))
+    compare(lambda t: torch.kthvalue(t, 1, 0, keepdim=True), torch.tensor(5, dtype=dtype))
 
 
 @pytest.mark.parametrize("dtype", (torch.float32, torch.bfloat16, torch.int64), ids=dtype_id)
@@ -180,6 +182,7 @@ def test_mode_matches_cpu(dtype):
         compare(lambda t, dim=dim: torch.mode(t, dim), Transposed(x))
     compare(lambda t: torch.mode(t), x)
     compare(lambda t: torch.mode(t), torch.tensor(1, dtype=dtype))
+    compare(lambda t: torch.mode(t, 0, keepdim=True), torch.tensor(1, dtype=dtype))
     compare(lambda t, v, i: torch.mode(t, 0, out=(v, i)), x, torch.empty(0, dtype=dtype),
             torch.empty(0, dtype=torch.long))
 

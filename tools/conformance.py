@@ -69,6 +69,9 @@ RANDOM_OPS = ("bernoulli", "cauchy", "exponential", "geometric", "log_normal", "
 # Ops whose index results may order ties either way unless stable=True: the
 # values must match exactly, and the indices must pick those same values.
 TIE_ORDER_FREE = {"sort", "argsort", "topk"}
+# kthvalue: the CPU picks by quickselect, so its index among equal values is
+# unspecified too (median/nanmedian/mode sort stably and are compared exactly).
+TIE_ORDER_FREE |= {"kthvalue"}
 # A fixed subset of core ops for CI (fast and representative).
 FAST_OPS = (
     "add", "sub", "mul", "div", "pow", "exp", "log", "sin", "tanh", "sigmoid", "abs", "neg", "sqrt",
@@ -192,7 +195,7 @@ def _compare(torch, got, ref, op_name, random_sample=False) -> None:
 
 def _sort_dim(name: str, args: tuple, kwargs: dict) -> int:
     """The dim argument of sort(input, dim), argsort(input, dim), topk(input, k, dim)."""
-    position = 1 if name == "topk" else 0
+    position = 1 if name in ("topk", "kthvalue") else 0
     rest = args[1:]
     if "dim" in kwargs:
         return kwargs["dim"]
@@ -208,6 +211,9 @@ def _compare_tie_order_free(torch, name, args, kwargs, got, ref) -> None:
     if x.dim() == 0:
         torch.testing.assert_close(got_i, ref_i)
         return
+    keepdim = kwargs.get("keepdim", args[3] if len(args) > 3 else False)
+    if name == "kthvalue" and not keepdim:  # gather wants the reduced dim back
+        got_i, ref_i = got_i.unsqueeze(dim), ref_i.unsqueeze(dim)
     picked, expected = x.detach().gather(dim, got_i), x.detach().gather(dim, ref_i)
     torch.testing.assert_close(picked, expected, rtol=0, atol=0, equal_nan=True)
     if name != "argsort":

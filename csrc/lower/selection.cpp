@@ -100,8 +100,9 @@ REGISTER_LOWERING("select_kth", [](Builder& b, const graph::Node& n, const Value
   const bool keepdim = n.BoolAttr(1);
   const int64_t kind = n.IntAttr(2);
   Value x = in[0];
+  // A 0-dim input is its own single slice; the results stay 0-dim.
+  const hlo::Shape out_shape = x.rank() == 0 ? hlo::Shape{} : Reduced(x.shape(), dim, keepdim);
   if (x.rank() == 0) x = b.Reshape(x, {1});
-  const hlo::Shape out_shape = Reduced(x.shape(), dim, keepdim);
   Value rows = AsRows(b, SortKeys(b, x), dim);
   const int64_t r = rows.shape()[0], len = rows.shape()[1];
   Values sorted = SortRows(b, rows);
@@ -144,8 +145,9 @@ REGISTER_LOWERING("select_mode", [](Builder& b, const graph::Node& n, const Valu
   const int64_t dim = n.IntAttr(0);
   const bool keepdim = n.BoolAttr(1);
   Value x = in[0];
+  // A 0-dim input is its own single slice; the results stay 0-dim.
+  const hlo::Shape out_shape = x.rank() == 0 ? hlo::Shape{} : Reduced(x.shape(), dim, keepdim);
   if (x.rank() == 0) x = b.Reshape(x, {1});
-  const hlo::Shape out_shape = Reduced(x.shape(), dim, keepdim);
   Value rows = AsRows(b, SortKeys(b, x), dim);
   const int64_t r = rows.shape()[0], len = rows.shape()[1];
   Values sorted = SortRows(b, rows);
