@@ -112,6 +112,8 @@ def test_median_empty_and_out(op):
     x = _ties((4, 7), torch.float32, seed=2)
     compare(lambda t, v, i: fn(t, 1, out=(v, i)), x, torch.empty(0), torch.empty(0, dtype=torch.long))
     compare(lambda t, v, i: fn(t, 0, True, out=(v, i)), x, torch.empty(1, 7), torch.empty(1, 7, dtype=torch.long))
+    # The whole-tensor out= overload (median.out / nanmedian.out).
+    compare(lambda t, o: getattr(torch.ops.aten, op).out(t, out=o), x, torch.empty(0))
 
 
 @pytest.mark.parametrize("op", ["median", "nanmedian"])

@@ -44,12 +44,13 @@ at::Tensor CdistForward(const at::Tensor& x1, const at::Tensor& x2, double p, st
   s1.insert(s1.end(), {r1, c});
   s2.insert(s2.end(), {r2, c});
   out_shape.insert(out_shape.end(), {r1, r2});
-  // The CPU's matrix-product form (a composite of native ops).
-  if (p == 2 && (mode == 1 || (mode == 0 && (r1 > 25 || r2 > 25)))) {
-    return at::_euclidean_dist(x1.expand(s1), x2.expand(s2)).view(out_shape);
-  }
+  // The CPU's order: empty results, no columns (zeros), then the
+  // matrix-product form of p = 2 (a composite of native ops).
   if (r1 == 0 || r2 == 0 || c == 0 || c10::multiply_integers(batch) == 0) {
     return at::zeros(out_shape, x1.options());
+  }
+  if (p == 2 && (mode == 1 || (mode == 0 && (r1 > 25 || r2 > 25)))) {
+    return at::_euclidean_dist(x1.expand(s1), x2.expand(s2)).view(out_shape);
   }
   CheckCdistDtype("cdist", x1);
   const int64_t B = c10::multiply_integers(batch);
