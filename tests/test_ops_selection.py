@@ -469,6 +469,9 @@ def test_pdist_matches_cpu(dtype, p):
     compare(lambda t: torch.pdist(t, p=p), x[:1])
     compare(lambda t: torch.pdist(t, p=p), x[:0])
     compare(lambda t: torch.pdist(t, p=p), x[:, :0])
+    compare(lambda t: torch.pdist(t, p=p), x[:2])
+    # Many rows: every output position's pair (i, j) is computed on the device.
+    compare(lambda t: torch.pdist(t, p=p), make((203, 3), dtype, seed=33))
     if dtype is torch.float64:
         expected = _grad(lambda t: torch.pdist(t, p=p), x, "cpu")
         got = _grad(lambda t: torch.pdist(t, p=p), x, DEVICE)

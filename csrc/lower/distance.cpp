@@ -5,7 +5,8 @@
 //    p = 2 inputs; the CPU's matrix-product form of p = 2 is the composite
 //    _euclidean_dist, already native, which the kernel calls instead);
 //  * pdist: x [N, M] to the N(N-1)/2 distances of row pairs i < j, in the
-//    CPU's row-major order, by gathering the two rows of each pair;
+//    CPU's row-major order, by gathering the two rows of each pair (the
+//    pair of each output position computed on the device);
 //  * renorm: sub-tensors along `dim` whose p-norm exceeds maxnorm are scaled
 //    by maxnorm / (norm + 1e-7), as the CPU computes it: the norm and the
 //    factor in the accumulate dtype (f32 for f16/bf16), the factor rounded to
@@ -53,18 +54,34 @@ REGISTER_LOWERING("pdist", [](Builder& b, const graph::Node& n, const Values& in
   const double p = n.FloatAttr(0);
   Value x = in[0];
   const int64_t N = x.shape()[0], M = x.shape()[1];
-  std::vector<int64_t> first, second;
-  for (int64_t i = 0; i < N; ++i)
-    for (int64_t j = i + 1; j < N; ++j) first.push_back(i), second.push_back(j);
-  const int64_t K = static_cast<int64_t>(first.size());
+  const int64_t K = N * (N - 1) / 2;
+  // Pair k = (i, j) computed from k on the device (a constant table would
+  // put N^2 numbers into the program text): row i's pairs start at
+  // start(i) = i (2N - i - 1) / 2; i from the quadratic's root in f64, then
+  // corrected by one either way against the exact integer starts.
+  auto I64 = [&](int64_t v) { return b.Constant(Literal::Int(v), DType::kI64, {K}); };
+  auto F64 = [&](double v) { return b.Constant(Literal::Float(v), DType::kF64, {K}); };
+  auto start = [&](Value i) {  // i (2N - i - 1) / 2, exact in int64
+    return b.Div(b.Mul(i, b.Sub(I64(2 * N - 1), i)), I64(2));
+  };
+  Value k = b.Iota(hlo::TensorType{DType::kI64, {K}}, 0);
+  Value kf = b.Convert(k, DType::kF64);
+  const double m = static_cast<double>(2 * N - 1);
+  Value root = b.Unary("sqrt", b.Max(b.Sub(F64(m * m), b.Mul(F64(8), kf)), F64(0)));
+  Value i = b.Convert(b.Unary("floor", b.Div(b.Sub(F64(m), root), F64(2))), DType::kI64);
+  i = b.Clamp(b.Constant(Literal::Int(0), DType::kI64, {}), i, b.Constant(Literal::Int(N - 2), DType::kI64, {}));
+  Value next = b.Add(i, I64(1));
+  i = b.Select(And(b, b.Cmp(next, I64(N - 1), Compare::kLT), b.Cmp(start(next), k, Compare::kLE)), next, i);
+  i = b.Select(b.Cmp(start(i), k, Compare::kGT), b.Sub(i, I64(1)), i);
+  Value j = b.Add(b.Sub(k, start(i)), b.Add(i, I64(1)));
   hlo::GatherDims g;
   g.offset_dims = {1};
   g.collapsed_slice_dims = {0};
   g.start_index_map = {0};
   g.index_vector_dim = 1;
   g.slice_sizes = {1, M};
-  Value a = b.Gather(x, b.ConstantI64(first, {K, 1}), g);
-  Value c = b.Gather(x, b.ConstantI64(second, {K, 1}), g);
+  Value a = b.Gather(x, b.Reshape(i, {K, 1}), g);
+  Value c = b.Gather(x, b.Reshape(j, {K, 1}), g);
   return Values{PNorm(b, b.Sub(a, c), {1}, p)};
 });
 
