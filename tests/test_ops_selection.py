@@ -473,9 +473,10 @@ def test_pdist_matches_cpu(dtype, p):
     # Many rows: every output position's pair (i, j) is computed on the device.
     compare(lambda t: torch.pdist(t, p=p), make((203, 3), dtype, seed=33))
     if dtype is torch.float64:
-        expected = _grad(lambda t: torch.pdist(t, p=p), x, "cpu")
-        got = _grad(lambda t: torch.pdist(t, p=p), x, DEVICE)
-        torch.testing.assert_close(got, expected, rtol=1e-10, atol=1e-12)
+        for rows in (x, make((41, 3), dtype, seed=34)):
+            expected = _grad(lambda t: torch.pdist(t, p=p), rows, "cpu")
+            got = _grad(lambda t: torch.pdist(t, p=p), rows, DEVICE)
+            torch.testing.assert_close(got, expected, rtol=1e-10, atol=1e-12)
 
 
 def test_pdist_errors():

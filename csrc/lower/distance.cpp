@@ -49,16 +49,13 @@ REGISTER_LOWERING("cdist", [](Builder& b, const graph::Node& n, const Values& in
   return Values{PNorm(b, d, {3}, p)};
 });
 
-// attrs: 0 p. input: x [N, M] (N >= 2). result [N(N-1)/2].
-REGISTER_LOWERING("pdist", [](Builder& b, const graph::Node& n, const Values& in) {
-  const double p = n.FloatAttr(0);
-  Value x = in[0];
-  const int64_t N = x.shape()[0], M = x.shape()[1];
+// The row pair (i, j), i < j, of each of pdist's N(N-1)/2 output positions
+// k, computed on the device (a constant table would put N^2 numbers into the
+// program text): row i's pairs start at start(i) = i (2N - i - 1) / 2; i
+// from the quadratic's root in f64, then corrected by one either way against
+// the exact integer starts.
+Values PairIndices(Builder& b, int64_t N) {
   const int64_t K = N * (N - 1) / 2;
-  // Pair k = (i, j) computed from k on the device (a constant table would
-  // put N^2 numbers into the program text): row i's pairs start at
-  // start(i) = i (2N - i - 1) / 2; i from the quadratic's root in f64, then
-  // corrected by one either way against the exact integer starts.
   auto I64 = [&](int64_t v) { return b.Constant(Literal::Int(v), DType::kI64, {K}); };
   auto F64 = [&](double v) { return b.Constant(Literal::Float(v), DType::kF64, {K}); };
   auto start = [&](Value i) {  // i (2N - i - 1) / 2, exact in int64
@@ -74,15 +71,31 @@ REGISTER_LOWERING("pdist", [](Builder& b, const graph::Node& n, const Values& in
   i = b.Select(And(b, b.Cmp(next, I64(N - 1), Compare::kLT), b.Cmp(start(next), k, Compare::kLE)), next, i);
   i = b.Select(b.Cmp(start(i), k, Compare::kGT), b.Sub(i, I64(1)), i);
   Value j = b.Add(b.Sub(k, start(i)), b.Add(i, I64(1)));
+  return {i, j};
+}
+
+// attrs: 0 p. input: x [N, M] (N >= 2). result [N(N-1)/2].
+REGISTER_LOWERING("pdist", [](Builder& b, const graph::Node& n, const Values& in) {
+  const double p = n.FloatAttr(0);
+  Value x = in[0];
+  const int64_t N = x.shape()[0], M = x.shape()[1];
+  const int64_t K = N * (N - 1) / 2;
+  Values ij = PairIndices(b, N);
   hlo::GatherDims g;
   g.offset_dims = {1};
   g.collapsed_slice_dims = {0};
   g.start_index_map = {0};
   g.index_vector_dim = 1;
   g.slice_sizes = {1, M};
-  Value a = b.Gather(x, b.Reshape(i, {K, 1}), g);
-  Value c = b.Gather(x, b.Reshape(j, {K, 1}), g);
+  Value a = b.Gather(x, b.Reshape(ij[0], {K, 1}), g);
+  Value c = b.Gather(x, b.Reshape(ij[1], {K, 1}), g);
   return Values{PNorm(b, b.Sub(a, c), {1}, p)};
+});
+
+// attrs: 0 N (>= 2). No inputs. results: i, j (int64 [N(N-1)/2]), for
+// pdist's backward kernel.
+REGISTER_LOWERING("pdist_pairs", [](Builder& b, const graph::Node& n, const Values&) {
+  return PairIndices(b, n.IntAttr(0));
 });
 
 // attrs: 0 p, 1 dim, 2 accumulate dtype. inputs: self (rank >= 2, float),

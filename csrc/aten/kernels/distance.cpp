@@ -105,9 +105,9 @@ at::Tensor PdistForward(const at::Tensor& self, double p) {
 at::Tensor PdistBackward(const at::Tensor& grad, const at::Tensor& self, double p, const at::Tensor& pdist) {
   const int64_t n = self.size(0);
   if (n <= 1 || self.size(1) == 0) return at::zeros_like(self);
-  // Row pairs i < j in pdist's order: a constant index pair uploaded with the op.
-  at::Tensor pairs = at::triu_indices(n, n, 1, at::TensorOptions().dtype(c10::kLong)).to(self.device());
-  at::Tensor first = pairs[0], second = pairs[1];
+  // Row pairs i < j in pdist's order, computed on the device.
+  auto pairs = OpCall("pdist_pairs").Attr(n).Device(self.device().index()).Run();
+  at::Tensor first = pairs.at(0), second = pairs.at(1);
   at::Tensor diff = self.index_select(0, first) - self.index_select(0, second);
   at::Tensor g = grad.unsqueeze(-1) * DistGrad(diff, pdist.unsqueeze(-1), p);
   return at::zeros_like(self).index_add_(0, first, g).index_add_(0, second, g.neg());
