@@ -10,9 +10,11 @@ void RegisterHistcIsin();
 void RegisterScatterReduce();
 // cumulative_search.cpp: cummax/cummin, logcumsumexp, searchsorted, bucketize.
 void RegisterCumulativeSearch();
-// selection.cpp: median, nanmedian, kthvalue, mode, nansum; distance.cpp: cdist, pdist, renorm; masked_scatter, put.
+// selection.cpp: median, nanmedian, kthvalue, mode, nansum.
 void RegisterSelection();
+// distance.cpp: _cdist_forward/_backward, _pdist_forward/_backward, renorm, norm.out.
 void RegisterDistance();
+// masked_put.cpp: masked_scatter_, put_.
 void RegisterMaskedPut();
 
 torch::Library& AtenLibrary() {
