@@ -10,6 +10,12 @@ void RegisterHistcIsin();
 void RegisterScatterReduce();
 // cumulative_search.cpp: cummax/cummin, logcumsumexp, searchsorted, bucketize.
 void RegisterCumulativeSearch();
+// selection.cpp: median, nanmedian, kthvalue, mode, nansum.
+void RegisterSelection();
+// distance.cpp: _cdist_forward/_backward, _pdist_forward/_backward, renorm, norm.out.
+void RegisterDistance();
+// masked_put.cpp: masked_scatter_, put_.
+void RegisterMaskedPut();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -40,6 +46,9 @@ void RegisterAllOps() {
   RegisterHistcIsin();
   RegisterScatterReduce();
   RegisterCumulativeSearch();
+  RegisterSelection();
+  RegisterDistance();
+  RegisterMaskedPut();
 }
 
 }  // namespace torchtpu::aten
