@@ -16,6 +16,8 @@ void RegisterSelection();
 void RegisterDistance();
 // masked_put.cpp: masked_scatter_, put_.
 void RegisterMaskedPut();
+// special.cpp: gcd/lcm, heaviside, nextafter, frexp, logit and the special functions.
+void RegisterSpecial();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -49,6 +51,7 @@ void RegisterAllOps() {
   RegisterSelection();
   RegisterDistance();
   RegisterMaskedPut();
+  RegisterSpecial();
 }
 
 }  // namespace torchtpu::aten

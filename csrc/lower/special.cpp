@@ -1,0 +1,423 @@
+// Lowerings of the special functions and integer number theory ops that
+// PyTorch computes elementwise: gcd, lcm, heaviside, nextafter, frexp, logit,
+// xlog1py, entr, erfcx, log_ndtr, ndtri, the modified Bessel functions
+// i0/i0e/i1/i1e, polygamma and zeta.
+//
+// Node "special.<op>": attribute 0 = compute dtype, 1 = result dtype, then
+// the op's own (logit: eps, negative for none; polygamma: n). Operands are
+// converted to the compute dtype and broadcast. f16/bf16 are computed in f32
+// and rounded once at the end, as the CPU's kernels do for reduced precision;
+// f64 in f64. The algorithms are the textbook ones (power series, asymptotic
+// expansions, a continued fraction, Newton's method), unrolled to a fixed
+// number of steps chosen so that the truncation error is below the dtype's
+// rounding over the whole range each branch serves (see the comments at
+// each): every lane runs the same straight-line program, no loops, no host
+// round trip.
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+
+#include "lower/lower_util.h"
+#include "graph/lowering.h"
+
+namespace torchtpu::lower {
+namespace {
+
+using hlo::Compare;
+using Fn = std::function<Values(Builder&, const graph::Node&, const Values&)>;
+
+Value C(Builder& b, double v, const Value& like) { return Splat(b, v, like); }
+Value Inf(Builder& b, const Value& like, bool negative = false) {
+  return b.Constant(Literal::Float(negative ? -INFINITY : INFINITY), like.dtype(), like.shape());
+}
+Value Nan(Builder& b, const Value& like) { return b.Constant(Literal::Float(NAN), like.dtype(), like.shape()); }
+bool IsF64(const Value& x) { return x.dtype() == DType::kF64; }
+
+// The signed integer dtype of a float's size, for bit manipulation.
+DType BitsOf(DType t) {
+  switch (hlo::DTypeSize(t)) {
+    case 2: return DType::kI16;
+    case 4: return DType::kI32;
+    default: return DType::kI64;
+  }
+}
+
+// The sign bit as a value of the signed integer dtype of `bytes` bytes
+// (its most negative value).
+int64_t SignBitOf(size_t bytes) {
+  return bytes == 8 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bytes * 8 - 1));
+}
+
+// ---- integers ---------------------------------------------------------------
+
+// Euclid's algorithm, unrolled. The number of division steps of gcd(a, b)
+// with a, b < 2^k is at most log_phi(2^k) + 2 (Lamé: the worst pairs are
+// consecutive Fibonacci numbers), so `steps` below always reaches b == 0;
+// finished lanes keep their value (the select of a zero divisor).
+// As c10's calc_gcd: both operands made non-negative first (the abs of the
+// most negative value wraps, as on the CPU), gcd(0, 0) = 0.
+Value Gcd(Builder& b, Value x, Value y) {
+  const bool is_signed = hlo::IsSignedInt(x.dtype());
+  if (is_signed) {
+    x = b.Unary("abs", x);
+    y = b.Unary("abs", y);
+  }
+  const int bits = static_cast<int>(hlo::DTypeSize(x.dtype()) * 8);
+  const int steps = static_cast<int>(std::ceil(bits / std::log2((1 + std::sqrt(5.0)) / 2))) + 2;
+  Value zero = SplatInt(b, 0, x), one = SplatInt(b, 1, x);
+  // Invariant: gcd(a, c) is the answer; when a == 0, c is.
+  Value a = x, c = y;
+  for (int i = 0; i < steps; ++i) {
+    Value nz = b.Cmp(a, zero, Compare::kNE);
+    Value r = b.Binary("remainder", c, b.Select(nz, a, one));
+    c = b.Select(nz, a, c);
+    a = b.Select(nz, r, zero);
+  }
+  return c;
+}
+
+// c10's calc_lcm: g = gcd(a, b); g == 0 ? 0 : abs(a / g * b), wrapping.
+Value Lcm(Builder& b, Value x, Value y) {
+  Value g = Gcd(b, x, y);
+  Value zero = SplatInt(b, 0, x);
+  Value g_zero = b.Cmp(g, zero, Compare::kEQ);
+  Value l = b.Mul(b.Div(x, b.Select(g_zero, SplatInt(b, 1, x), g)), y);
+  if (hlo::IsSignedInt(x.dtype())) l = b.Unary("abs", l);
+  return b.Select(g_zero, zero, l);
+}
+
+// x == 0 ? values : x > 0 (NaN gives 0; for bool, true gives true).
+Value Heaviside(Builder& b, Value x, Value v) {
+  if (x.dtype() == DType::kBool) return Or(b, x, v);
+  Value zero = Splat(b, 0, x);
+  return b.Select(b.Cmp(x, zero, Compare::kEQ), v, b.Convert(b.Cmp(x, zero, Compare::kGT), x.dtype()));
+}
+
+// ---- floating bit manipulation ---------------------------------------------
+
+// std::nextafter on the dtype's own bits (bf16 and f16 included, as c10's):
+// the neighbour of x towards y; x == y gives y; from ±0 the smallest
+// subnormal with y's sign; NaN in gives NaN. Done on integers throughout
+// (the float's sign-magnitude bits mapped to an ordered two's-complement
+// integer, stepped by one, mapped back), so it does not depend on whether
+// the device flushes subnormals in float arithmetic or comparisons.
+Value NextAfter(Builder& b, Value x, Value y) {
+  DType it = BitsOf(x.dtype());
+  const int64_t sign_bit = SignBitOf(hlo::DTypeSize(x.dtype()));
+  auto I = [&](int64_t v) { return b.Constant(Literal::Int(v), it, x.shape()); };
+  auto ordered = [&](Value f) {
+    Value bits = b.BitcastConvert(f, it);
+    Value mag = b.Binary("and", bits, I(~sign_bit));
+    return b.Select(b.Cmp(bits, I(0), Compare::kLT), b.Unary("negate", mag), mag);
+  };
+  Value ox = ordered(x), oy = ordered(y);
+  Value stepped = b.Select(b.Cmp(ox, oy, Compare::kLT), b.Add(ox, I(1)), b.Sub(ox, I(1)));
+  Value bits = b.Select(b.Cmp(stepped, I(0), Compare::kLT), b.Binary("or", b.Unary("negate", stepped), I(sign_bit)),
+                        stepped);
+  Value r = b.Select(b.Cmp(ox, oy, Compare::kEQ), y, b.BitcastConvert(bits, x.dtype()));
+  return b.Select(Or(b, IsNan(b, x), IsNan(b, y)), b.Add(x, y), r);
+}
+
+// std::frexp: x = m * 2^e with |m| in [0.5, 1); zero, inf and NaN give
+// (x, 0). Read off the bits with integer ops only (so subnormals are exact
+// even where the device flushes them in float arithmetic): a subnormal's
+// mantissa is shifted up until its leading one reaches the implicit bit.
+// f16/bf16 arrive as f32 (exact).
+Values Frexp(Builder& b, Value x) {
+  const bool f64 = IsF64(x);
+  const int total_bits = f64 ? 64 : 32;
+  const int mant_bits = f64 ? 52 : 23;
+  const int64_t exp_mask = f64 ? 0x7ff : 0xff;
+  const int64_t bias_half = f64 ? 1022 : 126;  // exponent field of a value in [0.5, 1)
+  DType it = f64 ? DType::kI64 : DType::kI32;
+  auto I = [&](int64_t v) { return b.Constant(Literal::Int(v), it, x.shape()); };
+  const int64_t mant_mask = (int64_t{1} << mant_bits) - 1;
+  Value bits = b.BitcastConvert(x, it);
+  Value field = b.Binary("and", b.Binary("shift_right_logical", bits, I(mant_bits)), I(exp_mask));
+  Value mant = b.Binary("and", bits, I(mant_mask));
+  Value sign = b.Binary("and", bits, I(SignBitOf(total_bits / 8)));
+  // Subnormal: field 0, mantissa nonzero; shift its leading one to bit mant_bits.
+  Value subnormal = And(b, b.Cmp(field, I(0), Compare::kEQ), b.Cmp(mant, I(0), Compare::kNE));
+  Value shift = b.Sub(b.Unary("count_leading_zeros", mant), I(total_bits - mant_bits - 1));
+  Value shift_or_0 = b.Select(subnormal, shift, I(0));
+  mant = b.Binary("and", b.Binary("shift_left", mant, shift_or_0), I(mant_mask));
+  Value e = b.Sub(b.Select(subnormal, b.Sub(I(1), shift), field), I(bias_half));
+  Value m_bits = b.Binary("or", b.Binary("or", sign, mant), I(bias_half << mant_bits));
+  Value m = b.BitcastConvert(m_bits, x.dtype());
+  Value zero = And(b, b.Cmp(field, I(0), Compare::kEQ), Not(b, subnormal));
+  Value special = Or(b, zero, b.Cmp(field, I(exp_mask), Compare::kEQ));
+  m = b.Select(special, x, m);
+  e = b.Select(special, I(0), e);
+  return {m, b.Convert(e, DType::kI32)};
+}
+
+// ---- elementary special functions --------------------------------------------
+
+// The CPU's logit: with eps >= 0, x is clamped to [eps, 1 - eps] first (NaN
+// stays NaN); then log(x / (1 - x)).
+Value Logit(Builder& b, Value x, double eps, DType compute) {
+  if (eps >= 0) {
+    // The bounds as the CPU has them: in the input's dtype.
+    Value lo = b.Convert(b.Convert(C(b, eps, x), compute), x.dtype());
+    Value hi = b.Convert(b.Sub(b.Convert(C(b, 1, x), compute), b.Convert(C(b, eps, x), compute)), x.dtype());
+    x = b.Select(b.Cmp(x, lo, Compare::kLT), lo, b.Select(b.Cmp(x, hi, Compare::kGT), hi, x));
+  }
+  return b.Unary("log", b.Div(x, b.Sub(C(b, 1, x), x)));
+}
+
+// NaN in y gives NaN; x == 0 gives 0; else x * log1p(y).
+Value Xlog1py(Builder& b, Value x, Value y) {
+  Value r = b.Mul(x, b.Unary("log_plus_one", y));
+  r = b.Select(b.Cmp(x, C(b, 0, x), Compare::kEQ), C(b, 0, x), r);
+  return b.Select(IsNan(b, y), y, r);
+}
+
+// -x log x for x > 0, 0 at 0, -inf below, NaN for NaN.
+Value Entr(Builder& b, Value x) {
+  Value zero = C(b, 0, x);
+  Value r = b.Unary("negate", b.Mul(x, b.Unary("log", x)));
+  r = b.Select(b.Cmp(x, zero, Compare::kEQ), zero, r);
+  r = b.Select(b.Cmp(x, zero, Compare::kLT), Inf(b, x, true), r);
+  return b.Select(IsNan(b, x), x, r);
+}
+
+// exp(x*x) with x*x carried to twice the precision (Veltkamp's split: the
+// rounding error e of p = fl(x*x) is exact), as exp(p) * (1 + e): exp of
+// the rounded square alone is off by |x|^2 ulps.
+Value ExpSquare(Builder& b, Value x) {
+  Value split = C(b, IsF64(x) ? 134217729.0 : 4097.0, x);  // 2^27 + 1, 2^12 + 1
+  Value c = b.Mul(split, x);
+  Value hi = b.Sub(c, b.Sub(c, x));
+  Value lo = b.Sub(x, hi);
+  Value p = b.Mul(x, x);
+  Value e = b.Add(b.Add(b.Sub(b.Mul(hi, hi), p), b.Mul(C(b, 2, x), b.Mul(hi, lo))), b.Mul(lo, lo));
+  // An infinite or huge x has no meaningful split; exp(p) alone is then exact
+  // (it over- or underflows).
+  Value ep = b.Unary("exponential", p);
+  Value r = b.Mul(ep, b.Add(C(b, 1, x), e));
+  return b.Select(b.Unary("is_finite", e), r, ep);
+}
+
+// erfcx(x) = exp(x^2) erfc(x) for x >= 0.
+//  x < 2: the product itself (erfc(x) >= 0.0047, no underflow; exp(x^2)
+//    from ExpSquare).
+//  x >= 2: Laplace's continued fraction
+//    erfcx(x) = 1/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))),
+//    evaluated bottom-up from depth 24 (f32) / 64 (f64): at x = 2 the
+//    truncation error is below 1e-8 resp. 1e-17 relative (checked against
+//    the CPU's Faddeeva-based erfcx: <= 2 ulps on [2, 50]), and it shrinks
+//    as x grows.
+Value ErfcxNonNegative(Builder& b, Value x) {
+  Value small = b.Mul(ExpSquare(b, x), b.Unary("chlo.erfc", x));
+  const int depth = IsF64(x) ? 64 : 24;
+  // Lanes below 2 take the other branch; feed them 2 so nothing divides by 0.
+  Value xl = b.Max(x, C(b, 2, x));
+  Value f = xl;
+  for (int k = depth; k >= 1; --k) f = b.Add(xl, b.Div(C(b, k / 2.0, x), f));
+  Value large = b.Div(C(b, 1 / std::sqrt(M_PI), x), f);
+  // +inf: the fraction gives 1/(sqrt(pi) inf) = 0, which is the limit.
+  return b.Select(b.Cmp(x, C(b, 2, x), Compare::kLT), small, large);
+}
+
+// Negative x: erfcx(x) = 2 exp(x^2) - erfcx(-x), inf once exp(x^2) overflows.
+Value Erfcx(Builder& b, Value x) {
+  Value ax = b.Unary("abs", x);
+  Value pos = ErfcxNonNegative(b, ax);
+  Value neg = b.Sub(b.Mul(C(b, 2, x), ExpSquare(b, x)), pos);
+  Value r = b.Select(b.Cmp(x, C(b, 0, x), Compare::kLT), neg, pos);
+  return b.Select(IsNan(b, x), x, r);
+}
+
+// The CPU's log_ndtr: t = x / sqrt(2); below -1, log(erfcx(-t) / 2) - t^2
+// (the erfc form would underflow); else log1p(-erfc(t) / 2).
+Value LogNdtr(Builder& b, Value x) {
+  Value t = b.Mul(x, C(b, M_SQRT1_2, x));
+  Value lower = b.Sub(b.Unary("log", b.Mul(Erfcx(b, b.Unary("negate", t)), C(b, 0.5, x))), b.Mul(t, t));
+  Value upper = b.Unary("log_plus_one", b.Mul(b.Unary("chlo.erfc", t), C(b, -0.5, x)));
+  return b.Select(b.Cmp(x, C(b, -1, x), Compare::kLT), lower, upper);
+}
+
+// The inverse of the normal CDF.
+//  p in [0.25, 0.75]: sqrt(2) erfinv(2p - 1); 2p - 1 is exact there, and
+//    erfinv keeps its relative accuracy near 0.
+//  the tails, with q = min(p, 1 - p) (1 - p exact for p >= 0.5), x <= 0:
+//    Abramowitz & Stegun 26.2.23 as a start (|error| < 4.5e-4), then three
+//    Newton steps on log ndtr(x) = log q, whose derivative is
+//    sqrt(2/pi) / erfcx(-x/sqrt(2)); the error squares each step, so three
+//    reach the dtype's rounding even in f64 (<= 5 ulps against the CPU's
+//    Cephes ndtri from 1e-300 to 0.5, measured).
+//  p = 0 / 1: -inf / inf; outside [0, 1] or NaN: NaN.
+Value Ndtri(Builder& b, Value p) {
+  Value one = C(b, 1, p), half = C(b, 0.5, p), zero = C(b, 0, p);
+  Value center = b.Mul(C(b, M_SQRT2, p), b.Unary("chlo.erf_inv", b.Sub(b.Mul(C(b, 2, p), p), one)));
+  Value upper = b.Cmp(p, half, Compare::kGT);
+  Value q = b.Select(upper, b.Sub(one, p), p);
+  // Keep the unused lanes' arithmetic finite.
+  Value qs = b.Select(And(b, b.Cmp(q, zero, Compare::kGT), b.Cmp(q, half, Compare::kLE)), q, half);
+  Value t = b.Unary("sqrt", b.Mul(C(b, -2, p), b.Unary("log", qs)));
+  Value num = b.Add(C(b, 2.515517, p), b.Mul(t, b.Add(C(b, 0.802853, p), b.Mul(t, C(b, 0.010328, p)))));
+  Value den = b.Add(one, b.Mul(t, b.Add(C(b, 1.432788, p), b.Mul(t, b.Add(C(b, 0.189269, p),
+                                                                             b.Mul(t, C(b, 0.001308, p)))))));
+  Value x = b.Unary("negate", b.Sub(t, b.Div(num, den)));
+  Value log_q = b.Unary("log", qs);
+  for (int i = 0; i < 3; ++i) {
+    Value g = b.Sub(LogNdtr(b, x), log_q);
+    Value d = b.Div(C(b, std::sqrt(2 / M_PI), p), Erfcx(b, b.Mul(x, C(b, -M_SQRT1_2, p))));
+    x = b.Sub(x, b.Div(g, d));
+  }
+  Value tail = b.Select(upper, b.Unary("negate", x), x);
+  Value in_center = And(b, b.Cmp(p, C(b, 0.25, p), Compare::kGE), b.Cmp(p, C(b, 0.75, p), Compare::kLE));
+  Value r = b.Select(in_center, center, tail);
+  r = b.Select(b.Cmp(p, zero, Compare::kEQ), Inf(b, p, true), r);
+  r = b.Select(b.Cmp(p, one, Compare::kEQ), Inf(b, p), r);
+  Value outside = Or(b, Or(b, b.Cmp(p, zero, Compare::kLT), b.Cmp(p, one, Compare::kGT)), IsNan(b, p));
+  return b.Select(outside, Nan(b, p), r);
+}
+
+// ---- modified Bessel functions of order 0 and 1 -------------------------------
+
+// |x| below the switch: the power series
+//   I_nu(x) = (x/2)^nu sum_k (x^2/4)^k / (k! (k + nu)!)
+// (all terms positive, no cancellation), `terms` terms.
+// Above: Hankel's asymptotic expansion
+//   I_nu(x) e^-x = 1/sqrt(2 pi x) sum_k (-1)^k prod_{j<=k} (4nu^2 - (2j-1)^2) / (k! (8x)^k),
+// 20 terms. Switch at 15 with 40 series terms (f32) and at 20 with 50 (f64):
+// measured against the CPU's Cephes Chebyshev expansions, the series stays
+// within 8 ulps and the expansion within 4 ulps on each side.
+struct BesselPlan {
+  double switch_at;
+  int series_terms;
+  int asym_terms;
+};
+BesselPlan PlanFor(const Value& x) { return IsF64(x) ? BesselPlan{20, 50, 20} : BesselPlan{15, 40, 20}; }
+
+// I_nu(|x|) by the series; `ax` = |x| (clamped to the series' range by the caller).
+Value BesselSeries(Builder& b, Value ax, int nu, int terms) {
+  Value y = b.Mul(C(b, 0.25, ax), b.Mul(ax, ax));
+  Value t = nu == 0 ? C(b, 1, ax) : b.Mul(C(b, 0.5, ax), ax);
+  Value s = t;
+  for (int k = 1; k < terms; ++k) {
+    t = b.Mul(t, b.Div(y, C(b, static_cast<double>(k) * (k + nu), ax)));
+    s = b.Add(s, t);
+  }
+  return s;
+}
+
+// I_nu(|x|) e^-|x| by the asymptotic expansion; `ax` >= the switch.
+Value BesselAsymptotic(Builder& b, Value ax, int nu, int terms) {
+  const double mu = 4.0 * nu * nu;
+  Value inv8x = b.Div(C(b, 0.125, ax), ax);
+  Value t = C(b, 1, ax);
+  Value s = t;
+  for (int k = 1; k < terms; ++k) {
+    double a = -(mu - (2.0 * k - 1) * (2.0 * k - 1)) / k;
+    t = b.Mul(t, b.Mul(inv8x, C(b, a, ax)));
+    s = b.Add(s, t);
+  }
+  return b.Div(s, b.Unary("sqrt", b.Mul(C(b, 2 * M_PI, ax), ax)));
+}
+
+// I_nu(x) (scaled = false) or I_nu(x) e^-|x| (scaled = true). I0 is even, I1 odd.
+Value Bessel(Builder& b, Value x, int nu, bool scaled) {
+  BesselPlan plan = PlanFor(x);
+  Value ax = b.Unary("abs", x);
+  Value sw = C(b, plan.switch_at, x);
+  Value near = b.Cmp(ax, sw, Compare::kLT);
+  Value series = BesselSeries(b, b.Min(ax, sw), nu, plan.series_terms);
+  Value asym = BesselAsymptotic(b, b.Max(ax, sw), nu, plan.asym_terms);
+  Value r;
+  if (scaled) {
+    r = b.Select(near, b.Mul(series, b.Unary("exponential", b.Unary("negate", ax))), asym);
+  } else {
+    // e^x in two halves: I0(x) stays finite a little past exp's overflow.
+    Value half = b.Unary("exponential", b.Mul(C(b, 0.5, x), ax));
+    r = b.Select(near, series, b.Mul(b.Mul(asym, half), half));
+    // inf: the expansion's 1/sqrt(inf) times e^inf would be NaN.
+    r = b.Select(b.Cmp(ax, Inf(b, x), Compare::kEQ), ax, r);
+  }
+  if (nu == 1) r = b.Select(b.Cmp(x, C(b, 0, x), Compare::kLT), b.Unary("negate", r), r);
+  return b.Select(IsNan(b, x), x, r);
+}
+
+// ---- gamma family -------------------------------------------------------------
+
+// polygamma(n, x): n = 0 is digamma (with PyTorch's ∓inf at ±0), n = 1 is
+// trigamma, higher orders (-1)^(n+1) n! zeta(n+1, x); chlo.polygamma and
+// chlo.zeta implement these (Euler-Maclaurin summation, as Cephes' zeta).
+Value Digamma(Builder& b, Value x) {
+  Value zero = C(b, 0, x);
+  Value bits_neg = b.Cmp(b.BitcastConvert(x, BitsOf(x.dtype())),
+                         b.Constant(Literal::Int(0), BitsOf(x.dtype()), x.shape()), Compare::kLT);
+  Value pole = b.Select(bits_neg, Inf(b, x), Inf(b, x, true));
+  return b.Select(b.Cmp(x, zero, Compare::kEQ), pole, b.Unary("chlo.digamma", x));
+}
+
+Value Polygamma(Builder& b, int64_t n, Value x) {
+  if (n == 0) return Digamma(b, x);
+  Value order = C(b, static_cast<double>(n), x);
+  return b.Op("chlo.polygamma", {order, x}, {x.type})[0];
+}
+
+Value Zeta(Builder& b, Value x, Value q) { return b.Op("chlo.zeta", {x, q}, {x.type})[0]; }
+
+// ---- the table ---------------------------------------------------------------
+
+const std::map<std::string, Fn>& Table() {
+  static const std::map<std::string, Fn> table = {
+      {"gcd", [](Builder& b, const graph::Node&, const Values& v) { return Values{Gcd(b, v[0], v[1])}; }},
+      {"lcm", [](Builder& b, const graph::Node&, const Values& v) { return Values{Lcm(b, v[0], v[1])}; }},
+      {"heaviside", [](Builder& b, const graph::Node&, const Values& v) { return Values{Heaviside(b, v[0], v[1])}; }},
+      {"nextafter", [](Builder& b, const graph::Node&, const Values& v) { return Values{NextAfter(b, v[0], v[1])}; }},
+      {"frexp", [](Builder& b, const graph::Node&, const Values& v) { return Frexp(b, v[0]); }},
+      {"logit", [](Builder& b, const graph::Node& n, const Values& v) {
+         return Values{Logit(b, v[0], n.FloatAttr(2), static_cast<DType>(n.IntAttr(0)))};
+       }},
+      {"xlog1py", [](Builder& b, const graph::Node&, const Values& v) { return Values{Xlog1py(b, v[0], v[1])}; }},
+      {"entr", [](Builder& b, const graph::Node&, const Values& v) { return Values{Entr(b, v[0])}; }},
+      {"erfcx", [](Builder& b, const graph::Node&, const Values& v) { return Values{Erfcx(b, v[0])}; }},
+      {"log_ndtr", [](Builder& b, const graph::Node&, const Values& v) { return Values{LogNdtr(b, v[0])}; }},
+      {"ndtri", [](Builder& b, const graph::Node&, const Values& v) { return Values{Ndtri(b, v[0])}; }},
+      {"i0", [](Builder& b, const graph::Node&, const Values& v) { return Values{Bessel(b, v[0], 0, false)}; }},
+      {"i0e", [](Builder& b, const graph::Node&, const Values& v) { return Values{Bessel(b, v[0], 0, true)}; }},
+      {"i1", [](Builder& b, const graph::Node&, const Values& v) { return Values{Bessel(b, v[0], 1, false)}; }},
+      {"i1e", [](Builder& b, const graph::Node&, const Values& v) { return Values{Bessel(b, v[0], 1, true)}; }},
+      {"polygamma", [](Builder& b, const graph::Node& n, const Values& v) {
+         return Values{Polygamma(b, n.IntAttr(2), v[0])};
+       }},
+      {"zeta", [](Builder& b, const graph::Node&, const Values& v) { return Values{Zeta(b, v[0], v[1])}; }},
+  };
+  return table;
+}
+
+// Ops whose math runs in the operands' own dtype (bits, integers, exact
+// selects); the others compute f16/bf16 in f32.
+bool OwnDtype(const std::string& name) {
+  return name == "gcd" || name == "lcm" || name == "heaviside" || name == "nextafter";
+}
+
+bool RegisterAll() {
+  for (const auto& [name, fn] : Table()) {
+    graph::RegisterLowering("special." + name, [name = name, fn = fn](Builder& b, const graph::Node& n,
+                                                                      const Values& in) {
+      DType compute = static_cast<DType>(n.IntAttr(0));
+      DType result = static_cast<DType>(n.IntAttr(1));
+      DType math = compute;
+      if (!OwnDtype(name) && (compute == DType::kF16 || compute == DType::kBF16)) math = DType::kF32;
+      Values operands = Harmonize(b, in, compute);
+      if (math != compute) {
+        for (Value& v : operands) v = b.Convert(v, math);
+      }
+      Values out = fn(b, n, operands);
+      // frexp's exponent is int32 already; the rest round once to the result.
+      out[0] = b.Convert(out[0], result);
+      return out;
+    });
+  }
+  return true;
+}
+
+const bool registered = RegisterAll();
+
+}  // namespace
+}  // namespace torchtpu::lower
