@@ -77,14 +77,23 @@ Value Gcd(Builder& b, Value x, Value y) {
   return c;
 }
 
-// c10's calc_lcm: g = gcd(a, b); g == 0 ? 0 : abs(a / g * b), wrapping.
+// c10's calc_lcm: g = gcd(a, b); g == 0 ? 0 : abs(a / g * b). C++ computes
+// a / g * b and its abs in int for 8- and 16-bit types (integer promotion)
+// and wraps only when storing the result, so those go through i32 here too;
+// 32- and 64-bit wrap in the product and keep a wrapped abs.
 Value Lcm(Builder& b, Value x, Value y) {
+  const DType t = x.dtype();
   Value g = Gcd(b, x, y);
-  Value zero = SplatInt(b, 0, x);
-  Value g_zero = b.Cmp(g, zero, Compare::kEQ);
-  Value l = b.Mul(b.Div(x, b.Select(g_zero, SplatInt(b, 1, x), g)), y);
-  if (hlo::IsSignedInt(x.dtype())) l = b.Unary("abs", l);
-  return b.Select(g_zero, zero, l);
+  Value g_zero = b.Cmp(g, SplatInt(b, 0, g), Compare::kEQ);
+  if (hlo::DTypeSize(t) < 4) {
+    x = b.Convert(x, DType::kI32);
+    y = b.Convert(y, DType::kI32);
+    g = b.Convert(g, DType::kI32);
+  }
+  Value l = b.Mul(b.Div(x, b.Select(g_zero, SplatInt(b, 1, g), g)), y);
+  if (hlo::IsSignedInt(l.dtype())) l = b.Unary("abs", l);
+  l = b.Convert(l, t);
+  return b.Select(g_zero, b.Constant(Literal::Int(0), t, l.shape()), l);
 }
 
 // x == 0 ? values : x > 0 (NaN gives 0; for bool, true gives true).
