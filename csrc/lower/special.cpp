@@ -182,10 +182,14 @@ Value Xlog1py(Builder& b, Value x, Value y) {
   return b.Select(IsNan(b, y), y, r);
 }
 
-// -x log x for x > 0, 0 at 0, -inf below, NaN for NaN.
-Value Entr(Builder& b, Value x) {
+// -x log x for x > 0, 0 at 0, -inf below, NaN for NaN. For f16/bf16 the
+// CPU's scalar kernel rounds log(x) to the dtype before the product (c10's
+// log of a BFloat16 returns a BFloat16); so do we, to give its values.
+Value Entr(Builder& b, Value x, DType compute) {
   Value zero = C(b, 0, x);
-  Value r = b.Unary("negate", b.Mul(x, b.Unary("log", x)));
+  Value log = b.Unary("log", x);
+  if (compute != x.dtype()) log = b.Convert(b.Convert(log, compute), x.dtype());
+  Value r = b.Unary("negate", b.Mul(x, log));
   r = b.Select(b.Cmp(x, zero, Compare::kEQ), zero, r);
   r = b.Select(b.Cmp(x, zero, Compare::kLT), Inf(b, x, true), r);
   return b.Select(IsNan(b, x), x, r);
@@ -339,11 +343,10 @@ Value Bessel(Builder& b, Value x, int nu, bool scaled) {
   if (scaled) {
     r = b.Select(near, b.Mul(series, b.Unary("exponential", b.Unary("negate", ax))), asym);
   } else {
-    // e^x in two halves: I0(x) stays finite a little past exp's overflow.
-    Value half = b.Unary("exponential", b.Mul(C(b, 0.5, x), ax));
-    r = b.Select(near, series, b.Mul(b.Mul(asym, half), half));
-    // inf: the expansion's 1/sqrt(inf) times e^inf would be NaN.
-    r = b.Select(b.Cmp(ax, Inf(b, x), Compare::kEQ), ax, r);
+    // e^|x| times the scaled value, as the CPU computes it: f32 overflows to
+    // inf from |x| ~ 88.7 (where I0 itself is still finite up to ~91.9),
+    // and ±inf gives inf * 0 = NaN, both as on the CPU.
+    r = b.Select(near, series, b.Mul(asym, b.Unary("exponential", ax)));
   }
   if (nu == 1) r = b.Select(b.Cmp(x, C(b, 0, x), Compare::kLT), b.Unary("negate", r), r);
   return b.Select(IsNan(b, x), x, r);
@@ -351,9 +354,75 @@ Value Bessel(Builder& b, Value x, int nu, bool scaled) {
 
 // ---- gamma family -------------------------------------------------------------
 
-// polygamma(n, x): n = 0 is digamma (with PyTorch's ∓inf at ±0), n = 1 is
-// trigamma, higher orders (-1)^(n+1) n! zeta(n+1, x); chlo.polygamma and
-// chlo.zeta implement these (Euler-Maclaurin summation, as Cephes' zeta).
+// Hurwitz zeta(x, q) = sum_{j>=0} (q + j)^-x, by Euler-Maclaurin summation
+// as Cephes describes it (and PyTorch's CPU kernel computes it): the terms
+// j = 0..I summed directly, I = the larger of 9 and the first j with
+// q + j > 9; then, with w = q + I and b = w^-x (the last term),
+//   + b w / (x - 1) - b / 2 + sum_{i=1}^{12} b x (x+1)...(x+2i-2) / (w^(2i-1) (2i)!/B_2i).
+// The direct sum is unrolled to kTerms (I is reached for q >= 9 - kTerms + 1,
+// i.e. q > -54); the Bernoulli tail needs no early exit (its terms shrink
+// below the sum's rounding for w > 9). Domain as the CPU's: x == 1 gives
+// inf, x < 1 NaN; q <= 0 an integer gives inf, with x not an integer NaN.
+constexpr int kZetaTerms = 64;
+
+// (2i)! / B_2i for i = 1..12, from the Bernoulli numbers B_2 .. B_24.
+const std::vector<double>& ZetaBernoulliDivisors() {
+  static const std::vector<double> divisors = [] {
+    const double bernoulli[12][2] = {{1, 6}, {-1, 30}, {1, 42}, {-1, 30}, {5, 66}, {-691, 2730}, {7, 6},
+                                     {-3617, 510}, {43867, 798}, {-174611, 330}, {854513, 138},
+                                     {-236364091, 2730}};
+    std::vector<double> d;
+    double factorial = 1;
+    for (int i = 1; i <= 12; ++i) {
+      factorial *= (2.0 * i - 1) * (2.0 * i);
+      d.push_back(factorial * bernoulli[i - 1][1] / bernoulli[i - 1][0]);
+    }
+    return d;
+  }();
+  return divisors;
+}
+
+Value Zeta(Builder& b, Value x, Value q) {
+  Value one = C(b, 1, x), zero = C(b, 0, x), nine = C(b, 9, x);
+  Value neg_x = b.Unary("negate", x);
+  // I = max(9, floor(9 - q) + 1), at most kZetaTerms - 1.
+  Value last = b.Min(b.Max(nine, b.Add(b.Unary("floor", b.Sub(nine, q)), one)), C(b, kZetaTerms - 1, x));
+  Value s = zero;
+  Value w = q;
+  for (int j = 0; j < kZetaTerms; ++j) {
+    Value a = b.Add(q, C(b, j, x));
+    Value term = b.Binary("power", a, neg_x);
+    Value in = b.Cmp(C(b, j, x), last, Compare::kLE);
+    s = b.Select(in, b.Add(s, term), s);
+    w = b.Select(in, a, w);
+  }
+  Value bw = b.Binary("power", w, neg_x);
+  s = b.Add(s, b.Div(b.Mul(bw, w), b.Sub(x, one)));
+  s = b.Sub(s, b.Mul(C(b, 0.5, x), bw));
+  // Each tail term from the previous one, t_i = t_{i-1} (x+2i-3)(x+2i-2) / w^2
+  // * D_{i-1} / D_i, so no partial product overflows (x (x+1)...(x+22)
+  // alone would in f32 for x ~ 50).
+  const std::vector<double>& d = ZetaBernoulliDivisors();
+  Value inv_w2 = b.Div(one, b.Mul(w, w));
+  Value t = b.Div(b.Mul(b.Div(bw, w), x), C(b, d[0], x));
+  s = b.Add(s, t);
+  for (size_t i = 1; i < d.size(); ++i) {
+    const double k = 2.0 * static_cast<double>(i);  // 2i - 2 for the term i + 1
+    Value grow = b.Mul(b.Add(x, C(b, k - 1, x)), b.Add(x, C(b, k, x)));
+    t = b.Mul(b.Mul(t, b.Mul(grow, inv_w2)), C(b, d[i - 1] / d[i], x));
+    s = b.Add(s, t);
+  }
+  Value r = s;
+  Value q_int = b.Cmp(q, b.Unary("floor", q), Compare::kEQ);
+  Value x_int = b.Cmp(x, b.Unary("floor", x), Compare::kEQ);
+  Value q_nonpos = b.Cmp(q, zero, Compare::kLE);
+  r = b.Select(And(b, q_nonpos, Not(b, x_int)), Nan(b, x), r);
+  r = b.Select(And(b, q_nonpos, q_int), Inf(b, x), r);
+  r = b.Select(b.Cmp(x, one, Compare::kLT), Nan(b, x), r);
+  return b.Select(b.Cmp(x, one, Compare::kEQ), Inf(b, x), r);
+}
+
+// digamma with PyTorch's ∓inf at ±0 (the pole's side), chlo.digamma elsewhere.
 Value Digamma(Builder& b, Value x) {
   Value zero = C(b, 0, x);
   Value bits_neg = b.Cmp(b.BitcastConvert(x, BitsOf(x.dtype())),
@@ -362,13 +431,38 @@ Value Digamma(Builder& b, Value x) {
   return b.Select(b.Cmp(x, zero, Compare::kEQ), pole, b.Unary("chlo.digamma", x));
 }
 
-Value Polygamma(Builder& b, int64_t n, Value x) {
-  if (n == 0) return Digamma(b, x);
-  Value order = C(b, static_cast<double>(n), x);
-  return b.Op("chlo.polygamma", {order, x}, {x.type})[0];
+// trigamma as PyTorch's CPU computes it: below 1/2 the reflection
+// psi1(x) = pi^2 / sin^2(pi x) - psi1(1 - x); then six steps of
+// psi1(x) = 1/x^2 + psi1(x + 1) and the asymptotic series
+// (1 + 1/(2x) + 1/(6x^2) - 1/(30x^4) + 1/(42x^6)) / x.
+Value Trigamma(Builder& b, Value x) {
+  Value reflect = b.Cmp(x, C(b, 0.5, x), Compare::kLT);
+  Value s = b.Unary("sine", b.Mul(C(b, M_PI, x), x));
+  Value result = b.Select(reflect, b.Unary("negate", b.Div(C(b, M_PI * M_PI, x), b.Mul(s, s))), C(b, 0, x));
+  x = b.Select(reflect, b.Sub(C(b, 1, x), x), x);
+  for (int i = 0; i < 6; ++i) {
+    result = b.Add(result, b.Div(C(b, 1, x), b.Mul(x, x)));
+    x = b.Add(x, C(b, 1, x));
+  }
+  Value ixx = b.Div(C(b, 1, x), b.Mul(x, x));
+  Value series = b.Sub(C(b, 1.0 / 30, x), b.Mul(ixx, C(b, 1.0 / 42, x)));
+  series = b.Sub(C(b, 1.0 / 6, x), b.Mul(ixx, series));
+  series = b.Add(b.Add(C(b, 1, x), b.Div(C(b, 1, x), b.Mul(C(b, 2, x), x))), b.Mul(ixx, series));
+  result = b.Add(result, b.Div(series, x));
+  return b.Select(reflect, b.Unary("negate", result), result);
 }
 
-Value Zeta(Builder& b, Value x, Value q) { return b.Op("chlo.zeta", {x, q}, {x.type})[0]; }
+// polygamma(n, x): digamma, trigamma, and for n >= 2
+// (-1)^(n+1) n! zeta(n + 1, x), with n! as the CPU has it: exp(lgamma(n + 1))
+// in the compute dtype (f32: 2.0000002 for 2!, which shows in the result).
+Value Polygamma(Builder& b, int64_t n, Value x) {
+  if (n == 0) return Digamma(b, x);
+  if (n == 1) return Trigamma(b, x);
+  double factorial = IsF64(x) ? std::exp(std::lgamma(static_cast<double>(n) + 1))
+                              : static_cast<double>(std::exp(std::lgamma(static_cast<float>(n) + 1.0f)));
+  double sign = n % 2 ? 1.0 : -1.0;
+  return b.Mul(C(b, sign * factorial, x), Zeta(b, C(b, static_cast<double>(n + 1), x), x));
+}
 
 // ---- the table ---------------------------------------------------------------
 
@@ -383,7 +477,9 @@ const std::map<std::string, Fn>& Table() {
          return Values{Logit(b, v[0], n.FloatAttr(2), static_cast<DType>(n.IntAttr(0)))};
        }},
       {"xlog1py", [](Builder& b, const graph::Node&, const Values& v) { return Values{Xlog1py(b, v[0], v[1])}; }},
-      {"entr", [](Builder& b, const graph::Node&, const Values& v) { return Values{Entr(b, v[0])}; }},
+      {"entr", [](Builder& b, const graph::Node& n, const Values& v) {
+         return Values{Entr(b, v[0], static_cast<DType>(n.IntAttr(0)))};
+       }},
       {"erfcx", [](Builder& b, const graph::Node&, const Values& v) { return Values{Erfcx(b, v[0])}; }},
       {"log_ndtr", [](Builder& b, const graph::Node&, const Values& v) { return Values{LogNdtr(b, v[0])}; }},
       {"ndtri", [](Builder& b, const graph::Node&, const Values& v) { return Values{Ndtri(b, v[0])}; }},

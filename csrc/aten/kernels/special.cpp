@@ -179,10 +179,11 @@ std::tuple<at::Tensor, at::Tensor> Frexp(const at::Tensor& self) {
 
 std::tuple<at::Tensor&, at::Tensor&> FrexpOut(const at::Tensor& self, at::Tensor& mantissa, at::Tensor& exponent) {
   CheckFrexpInput(self);
+  // The CPU names the dtypes by their C++ types ("float", "long int").
   TORCH_CHECK(mantissa.scalar_type() == self.scalar_type(), "torch.frexp() expects mantissa to have dtype ",
-              self.scalar_type(), " but got ", mantissa.scalar_type());
+              self.dtype(), " but got ", mantissa.dtype());
   TORCH_CHECK(exponent.scalar_type() == c10::kInt, "torch.frexp() expects exponent to have int dtype but got ",
-              exponent.scalar_type());
+              exponent.dtype());
   at::native::resize_output(mantissa, self.sizes());
   at::native::resize_output(exponent, self.sizes());
   OpCall call("special.frexp");
