@@ -386,3 +386,15 @@ def test_zeta_matches_cpu(dtype):
 def test_zeta_reduced_refused():
     _same_error(torch.special.zeta, torch.tensor([2.0], dtype=torch.bfloat16),
                 torch.tensor([1.0], dtype=torch.bfloat16), exc=NotImplementedError)
+
+
+@pytest.mark.parametrize("shape", [(0,), (3, 0), ()], ids=["empty", "empty2d", "zero_dim"])
+def test_empty_and_zero_dim(shape):
+    x = make(shape, torch.float32, low=0.1, high=0.9, seed=1) if shape != () else torch.tensor(0.3)
+    i = make(shape, torch.int64, low=1, high=30, seed=2) if shape != () else torch.tensor(12)
+    for fn in (torch.special.erfcx, torch.special.ndtri, torch.special.i1e, torch.logit, torch.frexp,
+               lambda a: torch.polygamma(3, a), lambda a: torch.special.zeta(a + 1, a),
+               lambda a: torch.nextafter(a, -a), lambda a: torch.heaviside(a, a)):
+        compare(fn, x, dtype_tol=TOLS)
+    compare(torch.gcd, i, i + 6)
+    compare(torch.lcm, i, i + 6)
