@@ -195,22 +195,28 @@ Value Entr(Builder& b, Value x, DType compute) {
   return b.Select(IsNan(b, x), x, r);
 }
 
-// exp(x*x) with x*x carried to twice the precision (Veltkamp's split: the
-// rounding error e of p = fl(x*x) is exact), as exp(p) * (1 + e): exp of
-// the rounded square alone is off by |x|^2 ulps.
-Value ExpSquare(Builder& b, Value x) {
+// x*x as p + e, p = fl(x*x) and e its rounding error, exactly (Veltkamp's
+// split; no FMA needed). exp of the rounded square alone is off by |x|^2
+// ulps, which shows from |x| ~ 3 on.
+std::pair<Value, Value> TwoSquare(Builder& b, Value x) {
   Value split = C(b, IsF64(x) ? 134217729.0 : 4097.0, x);  // 2^27 + 1, 2^12 + 1
   Value c = b.Mul(split, x);
   Value hi = b.Sub(c, b.Sub(c, x));
   Value lo = b.Sub(x, hi);
   Value p = b.Mul(x, x);
   Value e = b.Add(b.Add(b.Sub(b.Mul(hi, hi), p), b.Mul(C(b, 2, x), b.Mul(hi, lo))), b.Mul(lo, lo));
-  // An infinite or huge x has no meaningful split; exp(p) alone is then exact
-  // (it over- or underflows).
-  Value ep = b.Unary("exponential", p);
-  Value r = b.Mul(ep, b.Add(C(b, 1, x), e));
+  return {p, e};
+}
+
+// exp(±x*x) = exp(±p) * (1 ± e). An infinite or huge x has no meaningful
+// split; exp(±p) alone is then exact (it over- or underflows).
+Value ExpSignedSquare(Builder& b, Value x, bool negative) {
+  auto [p, e] = TwoSquare(b, x);
+  Value ep = b.Unary("exponential", negative ? b.Unary("negate", p) : p);
+  Value r = b.Mul(ep, negative ? b.Sub(C(b, 1, x), e) : b.Add(C(b, 1, x), e));
   return b.Select(b.Unary("is_finite", e), r, ep);
 }
+Value ExpSquare(Builder& b, Value x) { return ExpSignedSquare(b, x, false); }
 
 // erfcx(x) = exp(x^2) erfc(x) for x >= 0.
 //  x < 2: the product itself (erfc(x) >= 0.0047, no underflow; exp(x^2)
@@ -242,12 +248,21 @@ Value Erfcx(Builder& b, Value x) {
   return b.Select(IsNan(b, x), x, r);
 }
 
+// erfc with full relative accuracy in the tail: chlo.erfc below 2; above,
+// erfcx(t) exp(-t^2) with the square carried exactly (chlo.erfc rounds t^2
+// first and is ~40 f32 ulps off at t = 6, where log_ndtr reads it).
+Value Erfc(Builder& b, Value t) {
+  Value two = C(b, 2, t);
+  Value tail = b.Mul(ErfcxNonNegative(b, b.Max(t, two)), ExpSignedSquare(b, t, true));
+  return b.Select(b.Cmp(t, two, Compare::kLT), b.Unary("chlo.erfc", t), tail);
+}
+
 // The CPU's log_ndtr: t = x / sqrt(2); below -1, log(erfcx(-t) / 2) - t^2
 // (the erfc form would underflow); else log1p(-erfc(t) / 2).
 Value LogNdtr(Builder& b, Value x) {
   Value t = b.Mul(x, C(b, M_SQRT1_2, x));
   Value lower = b.Sub(b.Unary("log", b.Mul(Erfcx(b, b.Unary("negate", t)), C(b, 0.5, x))), b.Mul(t, t));
-  Value upper = b.Unary("log_plus_one", b.Mul(b.Unary("chlo.erfc", t), C(b, -0.5, x)));
+  Value upper = b.Unary("log_plus_one", b.Mul(Erfc(b, t), C(b, -0.5, x)));
   return b.Select(b.Cmp(x, C(b, -1, x), Compare::kLT), lower, upper);
 }
 
@@ -305,30 +320,33 @@ struct BesselPlan {
 };
 BesselPlan PlanFor(const Value& x) { return IsF64(x) ? BesselPlan{20, 50, 20} : BesselPlan{15, 40, 20}; }
 
-// I_nu(|x|) by the series; `ax` = |x| (clamped to the series' range by the caller).
+// I_nu(|x|) by the series; `ax` = |x| (clamped to the series' range by the
+// caller). Nested (Horner) form, 1 + y/c1 (1 + y/c2 (1 + ...)): every
+// intermediate stays below the sum. The running-term form t_k = t_{k-1} y / c_k
+// gave NaN on XLA's CPU for one-element f32 operands from x = 4 on (the
+// product chain is evaluated in an order where y^k overflows first).
 Value BesselSeries(Builder& b, Value ax, int nu, int terms) {
   Value y = b.Mul(C(b, 0.25, ax), b.Mul(ax, ax));
-  Value t = nu == 0 ? C(b, 1, ax) : b.Mul(C(b, 0.5, ax), ax);
-  Value s = t;
-  for (int k = 1; k < terms; ++k) {
-    t = b.Mul(t, b.Div(y, C(b, static_cast<double>(k) * (k + nu), ax)));
-    s = b.Add(s, t);
+  Value one = C(b, 1, ax);
+  Value h = one;
+  for (int k = terms - 1; k >= 1; --k) {
+    h = b.Add(one, b.Mul(h, b.Div(y, C(b, static_cast<double>(k) * (k + nu), ax))));
   }
-  return s;
+  return nu == 0 ? h : b.Mul(h, b.Mul(C(b, 0.5, ax), ax));
 }
 
-// I_nu(|x|) e^-|x| by the asymptotic expansion; `ax` >= the switch.
+// I_nu(|x|) e^-|x| by the asymptotic expansion, nested the same way; `ax` >=
+// the switch.
 Value BesselAsymptotic(Builder& b, Value ax, int nu, int terms) {
   const double mu = 4.0 * nu * nu;
   Value inv8x = b.Div(C(b, 0.125, ax), ax);
-  Value t = C(b, 1, ax);
-  Value s = t;
-  for (int k = 1; k < terms; ++k) {
+  Value one = C(b, 1, ax);
+  Value h = one;
+  for (int k = terms - 1; k >= 1; --k) {
     double a = -(mu - (2.0 * k - 1) * (2.0 * k - 1)) / k;
-    t = b.Mul(t, b.Mul(inv8x, C(b, a, ax)));
-    s = b.Add(s, t);
+    h = b.Add(one, b.Mul(h, b.Mul(inv8x, C(b, a, ax))));
   }
-  return b.Div(s, b.Unary("sqrt", b.Mul(C(b, 2 * M_PI, ax), ax)));
+  return b.Div(h, b.Unary("sqrt", b.Mul(C(b, 2 * M_PI, ax), ax)));
 }
 
 // I_nu(x) (scaled = false) or I_nu(x) e^-|x| (scaled = true). I0 is even, I1 odd.
@@ -399,19 +417,22 @@ Value Zeta(Builder& b, Value x, Value q) {
   Value bw = b.Binary("power", w, neg_x);
   s = b.Add(s, b.Div(b.Mul(bw, w), b.Sub(x, one)));
   s = b.Sub(s, b.Mul(C(b, 0.5, x), bw));
-  // Each tail term from the previous one, t_i = t_{i-1} (x+2i-3)(x+2i-2) / w^2
-  // * D_{i-1} / D_i, so no partial product overflows (x (x+1)...(x+22)
-  // alone would in f32 for x ~ 50).
+  // The tail in nested form: t_1 (1 + r_2 (1 + r_3 (1 + ...))) with
+  // t_1 = b x / (w D_1) and r_i = t_i / t_{i-1} = (x+2i-3)(x+2i-2) / w^2
+  // * D_{i-1} / D_i; every intermediate stays below the tail's value (a
+  // running product of the terms can be evaluated in an order that
+  // overflows, as x (x+1)...(x+22) alone would in f32 for x ~ 50).
   const std::vector<double>& d = ZetaBernoulliDivisors();
   Value inv_w2 = b.Div(one, b.Mul(w, w));
-  Value t = b.Div(b.Mul(b.Div(bw, w), x), C(b, d[0], x));
-  s = b.Add(s, t);
-  for (size_t i = 1; i < d.size(); ++i) {
-    const double k = 2.0 * static_cast<double>(i);  // 2i - 2 for the term i + 1
+  Value h = one;
+  for (size_t i = d.size() - 1; i >= 1; --i) {
+    const double k = 2.0 * static_cast<double>(i);
     Value grow = b.Mul(b.Add(x, C(b, k - 1, x)), b.Add(x, C(b, k, x)));
-    t = b.Mul(b.Mul(t, b.Mul(grow, inv_w2)), C(b, d[i - 1] / d[i], x));
-    s = b.Add(s, t);
+    Value ratio = b.Mul(b.Mul(grow, inv_w2), C(b, d[i - 1] / d[i], x));
+    h = b.Add(one, b.Mul(ratio, h));
   }
+  Value t1 = b.Div(b.Mul(b.Div(bw, w), x), C(b, d[0], x));
+  s = b.Add(s, b.Mul(t1, h));
   Value r = s;
   Value q_int = b.Cmp(q, b.Unary("floor", q), Compare::kEQ);
   Value x_int = b.Cmp(x, b.Unary("floor", x), Compare::kEQ);
