@@ -119,3 +119,37 @@ TEST(Lowerings, BadOperandsRaiseALoweringErrorNamingTheOp) {
     EXPECT_NE(std::string(e.what()).find("matmul(f32[2,3], f32[4,2])"), std::string::npos) << e.what();
   }
 }
+
+// The special-function family (lower/special.cpp) against the host's libm:
+// frexp exactly (a subnormal included), nextafter exactly, erfcx to 4 f32 ulps.
+TEST(Lowerings, SpecialFrexpNextafterErfcxMatchLibm) {
+  const std::vector<float> x = {0.75f, -3.0f, 1e-40f, 0.0f, 12345.0f, 2.5f};
+  const std::vector<float> y = {1.0f, -4.0f, 0.0f, -1.0f, 0.0f, 2.5f};
+  auto node = [&](const char* op, size_t operands) {
+    graph::Node n;
+    n.op = op;
+    n.attrs = {static_cast<int64_t>(DType::kF32), static_cast<int64_t>(DType::kF32)};
+    for (size_t i = 0; i < operands; ++i) {
+      n.args.push_back(hlo::TensorType{DType::kF32, {6}});
+      n.inputs.push_back(graph::Input{static_cast<int>(i), Dense({6})});
+    }
+    return n;
+  };
+  auto fr = RunNode(node("special.frexp", 1), {x});
+  auto m = Download<float>(*fr[0], 6);
+  auto e = Download<int32_t>(*fr[1], 6);
+  auto na = Download<float>(*RunNode(node("special.nextafter", 2), {x, y})[0], 6);
+  auto cx = Download<float>(*RunNode(node("special.erfcx", 1), {x})[0], 6);
+  for (size_t i = 0; i < x.size(); ++i) {
+    int want_e = 0;
+    float want_m = std::frexp(x[i], &want_e);
+    EXPECT_EQ(m[i], want_m) << x[i];
+    EXPECT_EQ(e[i], want_e) << x[i];
+    EXPECT_EQ(na[i], std::nextafter(x[i], y[i])) << x[i];
+    // Large x: the first terms of the asymptotic series (exp(x^2) overflows).
+    const double xd = x[i];
+    double want = xd < 20 ? std::exp(xd * xd) * std::erfc(xd)
+                          : (1 - 1 / (2 * xd * xd) + 3 / (4 * xd * xd * xd * xd)) / (xd * std::sqrt(M_PI));
+    EXPECT_NEAR(cx[i], want, 4 * 1.2e-7 * std::fabs(want)) << x[i];
+  }
+}
