@@ -195,26 +195,23 @@ Value Entr(Builder& b, Value x, DType compute) {
   return b.Select(IsNan(b, x), x, r);
 }
 
-// x*x as p + e, p = fl(x*x) and e its rounding error, exactly (Veltkamp's
-// split; no FMA needed). exp of the rounded square alone is off by |x|^2
-// ulps, which shows from |x| ~ 3 on.
-std::pair<Value, Value> TwoSquare(Builder& b, Value x) {
-  Value split = C(b, IsF64(x) ? 134217729.0 : 4097.0, x);  // 2^27 + 1, 2^12 + 1
-  Value c = b.Mul(split, x);
-  Value hi = b.Sub(c, b.Sub(c, x));
-  Value lo = b.Sub(x, hi);
-  Value p = b.Mul(x, x);
-  Value e = b.Add(b.Add(b.Sub(b.Mul(hi, hi), p), b.Mul(C(b, 2, x), b.Mul(hi, lo))), b.Mul(lo, lo));
-  return {p, e};
-}
-
-// exp(±x*x) = exp(±p) * (1 ± e). An infinite or huge x has no meaningful
-// split; exp(±p) alone is then exact (it over- or underflows).
+// exp(±x*x) without rounding x*x first (exp of the rounded square is off
+// by |x|^2 ulps, which shows from |x| ~ 3 on). x is split as hi + lo with
+// hi = x with the low half of its significand cleared (an integer mask, so
+// no compiler rewrite of float arithmetic can undo the split), lo = x - hi
+// exactly; hi^2, 2 hi lo and lo^2 are then each exact, and
+// exp(±x^2) = exp(±hi^2) exp(±2 hi lo) exp(±lo^2), each factor to an ulp.
 Value ExpSignedSquare(Builder& b, Value x, bool negative) {
-  auto [p, e] = TwoSquare(b, x);
-  Value ep = b.Unary("exponential", negative ? b.Unary("negate", p) : p);
-  Value r = b.Mul(ep, negative ? b.Sub(C(b, 1, x), e) : b.Add(C(b, 1, x), e));
-  return b.Select(b.Unary("is_finite", e), r, ep);
+  const bool f64 = IsF64(x);
+  DType it = f64 ? DType::kI64 : DType::kI32;
+  const int64_t clear = f64 ? ~((int64_t{1} << 27) - 1) : ~((int64_t{1} << 12) - 1);
+  Value hi = b.BitcastConvert(b.Binary("and", b.BitcastConvert(x, it), b.Constant(Literal::Int(clear), it, x.shape())),
+                              x.dtype());
+  Value lo = b.Sub(x, hi);
+  auto ex = [&](Value v) { return b.Unary("exponential", negative ? b.Unary("negate", v) : v); };
+  Value r = b.Mul(b.Mul(ex(b.Mul(hi, hi)), ex(b.Mul(C(b, 2, x), b.Mul(hi, lo)))), ex(b.Mul(lo, lo)));
+  // ±inf: lo = inf - inf is NaN; exp(±x^2) is then exp(±inf).
+  return b.Select(b.Unary("is_finite", x), r, ex(b.Mul(x, x)));
 }
 Value ExpSquare(Builder& b, Value x) { return ExpSignedSquare(b, x, false); }
 
@@ -240,10 +237,13 @@ Value ErfcxNonNegative(Builder& b, Value x) {
 }
 
 // Negative x: erfcx(x) = 2 exp(x^2) - erfcx(-x), inf once exp(x^2) overflows.
+// Here exp(x^2) takes the rounded square, as the CPU's (Faddeeva) erfcx
+// does: the reference carries that rounding (|x|^2 ulps, ~500 f64 ulps at
+// x = -23.8), and the exact square would differ from it by as much.
 Value Erfcx(Builder& b, Value x) {
   Value ax = b.Unary("abs", x);
   Value pos = ErfcxNonNegative(b, ax);
-  Value neg = b.Sub(b.Mul(C(b, 2, x), ExpSquare(b, x)), pos);
+  Value neg = b.Sub(b.Mul(C(b, 2, x), b.Unary("exponential", b.Mul(x, x))), pos);
   Value r = b.Select(b.Cmp(x, C(b, 0, x), Compare::kLT), neg, pos);
   return b.Select(IsNan(b, x), x, r);
 }
@@ -267,8 +267,8 @@ Value LogNdtr(Builder& b, Value x) {
 }
 
 // The inverse of the normal CDF.
-//  p in [0.25, 0.75]: sqrt(2) erfinv(2p - 1); 2p - 1 is exact there, and
-//    erfinv keeps its relative accuracy near 0.
+//  p in [0.25, 0.75]: sqrt(2) erfinv(2p - 1), 2p - 1 exact there, erfinv
+//    polished by a Newton step on erf.
 //  the tails, with q = min(p, 1 - p) (1 - p exact for p >= 0.5), x <= 0:
 //    Abramowitz & Stegun 26.2.23 as a start (|error| < 4.5e-4), then three
 //    Newton steps on log ndtr(x) = log q, whose derivative is
@@ -278,7 +278,13 @@ Value LogNdtr(Builder& b, Value x) {
 //  p = 0 / 1: -inf / inf; outside [0, 1] or NaN: NaN.
 Value Ndtri(Builder& b, Value p) {
   Value one = C(b, 1, p), half = C(b, 0.5, p), zero = C(b, 0, p);
-  Value center = b.Mul(C(b, M_SQRT2, p), b.Unary("chlo.erf_inv", b.Sub(b.Mul(C(b, 2, p), p), one)));
+  // One Newton step on erf(y) = z polishes erf_inv (its f64 polynomial is
+  // ~100 ulps off near 0, measured; erf itself keeps relative accuracy there).
+  Value z = b.Sub(b.Mul(C(b, 2, p), p), one);
+  Value y = b.Unary("chlo.erf_inv", z);
+  Value step = b.Mul(b.Sub(b.Unary("chlo.erf", y), z),
+                     b.Mul(C(b, std::sqrt(M_PI) / 2, p), b.Unary("exponential", b.Mul(y, y))));
+  Value center = b.Mul(C(b, M_SQRT2, p), b.Sub(y, step));
   Value upper = b.Cmp(p, half, Compare::kGT);
   Value q = b.Select(upper, b.Sub(one, p), p);
   // Keep the unused lanes' arithmetic finite.
@@ -377,8 +383,9 @@ Value Bessel(Builder& b, Value x, int nu, bool scaled) {
 // j = 0..I summed directly, I = the larger of 9 and the first j with
 // q + j > 9; then, with w = q + I and b = w^-x (the last term),
 //   + b w / (x - 1) - b / 2 + sum_{i=1}^{12} b x (x+1)...(x+2i-2) / (w^(2i-1) (2i)!/B_2i).
-// The direct sum is unrolled to kTerms (I is reached for q >= 9 - kTerms + 1,
-// i.e. q > -54); the Bernoulli tail needs no early exit (its terms shrink
+// The direct sum is unrolled to kZetaTerms = 64 terms (I is reached for
+// q >= 10 - kZetaTerms = -54; below, non-integer q gives NaN where the CPU
+// gives a number: a known limit, see Zeta); the Bernoulli tail needs no early exit (its terms shrink
 // below the sum's rounding for w > 9). Domain as the CPU's: x == 1 gives
 // inf, x < 1 NaN; q <= 0 an integer gives inf, with x not an integer NaN.
 constexpr int kZetaTerms = 64;
@@ -434,6 +441,9 @@ Value Zeta(Builder& b, Value x, Value q) {
   Value t1 = b.Div(b.Mul(b.Div(bw, w), x), C(b, d[0], x));
   s = b.Add(s, b.Mul(t1, h));
   Value r = s;
+  // Below q = 10 - kZetaTerms the direct sum cannot reach w > 9 in kZetaTerms
+  // terms (the CPU loops on): NaN there rather than a wrong number.
+  r = b.Select(b.Cmp(q, C(b, 10 - kZetaTerms, x), Compare::kLT), Nan(b, x), r);
   Value q_int = b.Cmp(q, b.Unary("floor", q), Compare::kEQ);
   Value x_int = b.Cmp(x, b.Unary("floor", x), Compare::kEQ);
   Value q_nonpos = b.Cmp(q, zero, Compare::kLE);
