@@ -200,7 +200,10 @@ Value Entr(Builder& b, Value x, DType compute) {
 // hi = x with the low half of its significand cleared (an integer mask, so
 // no compiler rewrite of float arithmetic can undo the split), lo = x - hi
 // exactly; hi^2, 2 hi lo and lo^2 are then each exact, and
-// exp(±x^2) = exp(±hi^2) exp(±2 hi lo) exp(±lo^2), each factor to an ulp.
+// exp(±x^2) = exp(±hi^2) * (1 + expm1(±(2 hi lo + lo^2))), the small part's
+// sum rounding far below an ulp of the result. (Not a product of exps:
+// XLA's simplifier rewrites exp(a) * exp(b) to exp(a + b), which rounds the
+// square again; measured 100 f64 ulps at x = 21.)
 Value ExpSignedSquare(Builder& b, Value x, bool negative) {
   const bool f64 = IsF64(x);
   DType it = f64 ? DType::kI64 : DType::kI32;
@@ -209,7 +212,9 @@ Value ExpSignedSquare(Builder& b, Value x, bool negative) {
                               x.dtype());
   Value lo = b.Sub(x, hi);
   auto ex = [&](Value v) { return b.Unary("exponential", negative ? b.Unary("negate", v) : v); };
-  Value r = b.Mul(b.Mul(ex(b.Mul(hi, hi)), ex(b.Mul(C(b, 2, x), b.Mul(hi, lo)))), ex(b.Mul(lo, lo)));
+  Value small = b.Add(b.Mul(C(b, 2, x), b.Mul(hi, lo)), b.Mul(lo, lo));
+  if (negative) small = b.Unary("negate", small);
+  Value r = b.Mul(ex(b.Mul(hi, hi)), b.Add(C(b, 1, x), b.Unary("exponential_minus_one", small)));
   // ±inf: lo = inf - inf is NaN; exp(±x^2) is then exp(±inf).
   return b.Select(b.Unary("is_finite", x), r, ex(b.Mul(x, x)));
 }
