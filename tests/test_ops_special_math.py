@@ -226,6 +226,8 @@ def test_xlog1py_matches_cpu(dtype):
     y = _grid([NAN, 0.0, -1.0, -1.5, -1.0, 1.0, 1e-8, INF, 1e30, -0.9999, 5.0, 1e-20], dtype, cols=4)
     _both_layouts(torch.special.xlog1py, x, y, tol=TOLS)
     r1, r2 = make((4, 6), dtype, low=-3, high=3, seed=1), make((4, 6), dtype, low=-0.99, high=50, seed=2)
+    # y in (-0.6, -0.3), where log1p goes through log(1 + y)
+    _both_layouts(torch.special.xlog1py, r1, make((4, 6), dtype, low=-0.6, high=-0.3, seed=3), tol=TOLS)
     _both_layouts(torch.special.xlog1py, r1, r2, tol=TOLS)
     compare(torch.special.xlog1py, 2.5, r2, dtype_tol=TOLS)
     compare(torch.special.xlog1py, r1, 0.5, dtype_tol=TOLS)
