@@ -154,62 +154,57 @@ TEST(GraphCache, HitsDoNotRecompileAndStatsCount) {
   EXPECT_EQ(cache.ResultTypes(node)[0].shape, (hlo::Shape{2, 3}));
 }
 
+// test.identity over a flat f32[n]: a distinct program per n.
+static graph::Node IdentityOf(int64_t n) {
+  graph::Node node;
+  node.op = "test.identity";
+  node.args = {hlo::TensorType{DType::kF32, {n}}};
+  node.inputs = {graph::Input{0, std::nullopt}};
+  return node;
+}
+
 TEST(GraphCache, MemoryLimitEvictsTheLeastRecentlyUsedAndEvictedEntriesStayUsable) {
   graph::CompileCache cache(testing_plugin::Client());
   cache.SetMemoryLimit(2);
-  auto identity = [](int64_t n) {
-    graph::Node node;
-    node.op = "test.identity";
-    node.args = {hlo::TensorType{DType::kF32, {n}}};
-    node.inputs = {graph::Input{0, std::nullopt}};
-    return node;
-  };
-  std::shared_ptr<graph::CacheEntry> two = cache.Get(identity(2), 0);
-  cache.Get(identity(3), 0);
-  cache.Get(identity(2), 0);  // 2 is now more recent than 3
-  cache.Get(identity(4), 0);  // evicts 3
+  std::shared_ptr<graph::CacheEntry> two = cache.Get(IdentityOf(2), 0);
+  cache.Get(IdentityOf(3), 0);
+  cache.Get(IdentityOf(2), 0);  // 2 is now more recent than 3
+  cache.Get(IdentityOf(4), 0);  // evicts 3
   EXPECT_EQ(cache.Counters().memory_evictions, 1);
   EXPECT_EQ(cache.Counters().memory_programs, 2);
-  EXPECT_TRUE(cache.Holds(graph::Signature(identity(2)), 0));
-  EXPECT_FALSE(cache.Holds(graph::Signature(identity(3)), 0));
-  EXPECT_TRUE(cache.Holds(graph::Signature(identity(4)), 0));
-  cache.Get(identity(3), 0);  // compiled again; evicts 2, which `two` still holds
+  EXPECT_TRUE(cache.Holds(graph::Signature(IdentityOf(2)), 0));
+  EXPECT_FALSE(cache.Holds(graph::Signature(IdentityOf(3)), 0));
+  EXPECT_TRUE(cache.Holds(graph::Signature(IdentityOf(4)), 0));
+  cache.Get(IdentityOf(3), 0);  // compiled again; evicts 2, which `two` still holds
   EXPECT_EQ(cache.misses(), 4);
-  EXPECT_FALSE(cache.Holds(graph::Signature(identity(2)), 0));
+  EXPECT_FALSE(cache.Holds(graph::Signature(IdentityOf(2)), 0));
   auto buf = Upload({5, 6});
   auto launch = graph::Execute(*two, {buf.get()});
   EXPECT_EQ(Download(*launch.results.at(0), 2), (std::vector<float>{5, 6}));
   cache.SetMemoryLimit(1);  // lowering the limit evicts at once
   EXPECT_EQ(cache.Counters().memory_programs, 1);
   cache.SetMemoryLimit(0);  // no limit
-  for (int64_t n = 5; n < 9; ++n) cache.Get(identity(n), 0);
+  for (int64_t n = 5; n < 9; ++n) cache.Get(IdentityOf(n), 0);
   EXPECT_EQ(cache.Counters().memory_programs, 5);
 }
 
 TEST(GraphCache, MappingPressureDropsTheLeastRecentlyUsedHalf) {
   graph::CompileCache cache(testing_plugin::Client());
-  auto identity = [](int64_t n) {
-    graph::Node node;
-    node.op = "test.identity";
-    node.args = {hlo::TensorType{DType::kF32, {n}}};
-    node.inputs = {graph::Input{0, std::nullopt}};
-    return node;
-  };
   cache.SetMappingBudget(0);  // unwatched: nothing dropped
-  for (int64_t n = 1; n <= graph::CompileCache::kMappingCheckEvery; ++n) cache.Get(identity(n), 0);
+  for (int64_t n = 1; n <= graph::CompileCache::kMappingCheckEvery; ++n) cache.Get(IdentityOf(n), 0);
   EXPECT_EQ(cache.Counters().memory_evictions, 0);
   ASSERT_GT(graph::CountHostMappings(), 1);
   cache.SetMappingBudget(1);  // always over budget: each check halves the tier until nothing more is freed
   std::shared_ptr<graph::CacheEntry> last;
-  for (int64_t n = 101; n <= 100 + graph::CompileCache::kMappingCheckEvery; ++n) last = cache.Get(identity(n), 0);
+  for (int64_t n = 101; n <= 100 + graph::CompileCache::kMappingCheckEvery; ++n) last = cache.Get(IdentityOf(n), 0);
   const graph::CompileCounters c = cache.Counters();
   EXPECT_GT(c.memory_evictions, 0);
   EXPECT_LT(c.memory_programs, 2 * graph::CompileCache::kMappingCheckEvery);
   EXPECT_EQ(c.memory_programs + c.memory_evictions, 2 * graph::CompileCache::kMappingCheckEvery);
   // The program just compiled is never the one dropped.
-  EXPECT_TRUE(cache.Holds(graph::Signature(identity(100 + graph::CompileCache::kMappingCheckEvery)), 0));
+  EXPECT_TRUE(cache.Holds(graph::Signature(IdentityOf(100 + graph::CompileCache::kMappingCheckEvery)), 0));
   // The first, least recently used, went first.
-  EXPECT_FALSE(cache.Holds(graph::Signature(identity(1)), 0));
+  EXPECT_FALSE(cache.Holds(graph::Signature(IdentityOf(1)), 0));
 }
 
 TEST(GraphCache, HostMappingsAreCounted) {
