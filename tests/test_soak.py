@@ -12,6 +12,11 @@ shapes), chosen to keep this file at ~2-3 minutes on the 2-core CI machine
   the first 2-3 steps, so growth would show within 300).
 * shapes: 100 (~25 s strict, ~14 s fused: every shape compiles 1-3 programs).
 SOAK_OPS, SOAK_STEPS and SOAK_SHAPES set other sizes (e.g. the issue's).
+At the issue's sizes (`SOAK_STEPS=2000 SOAK_SHAPES=500 pytest tests/test_soak.py
+-s`, 2026-12-04, 2 cores shared with a CI run): 8 passed in 731 s; threads
+9.7 s strict / 26.6 s fused; 2,000 steps with RSS 582.1 -> 582.3 MiB,
+memory_allocated and programs flat from step 9; 500 shapes, 3 programs each
+in strict (175 s) and 1 in fused (52 s), memory back to baseline after each.
 """
 import gc
 import os
