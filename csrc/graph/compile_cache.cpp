@@ -77,9 +77,10 @@ void CompileCache::SetMemoryLimit(int64_t programs) {
   EvictPastLimit(nullptr);
 }
 
-void CompileCache::SetMappingBudget(int64_t budget) {
+void CompileCache::SetMappingBudget(int64_t budget, size_t floor) {
   std::lock_guard<std::mutex> lock(mu_);
   mapping_budget_ = budget;
+  mapping_floor_ = floor;
 }
 
 void CompileCache::EvictDownTo(size_t target, const CacheEntry* keep) {
@@ -111,9 +112,9 @@ void CompileCache::RelieveMappingPressure(const CacheEntry* keep) {
   // or a running launch still holds it); a few halvings at most, and none
   // more once one frees nothing (the mappings are someone else's).
   int64_t mappings = CountHostMappings();
-  for (int round = 0; round < 8 && entries_.size() > 1; ++round) {
+  for (int round = 0; round < 8 && entries_.size() > mapping_floor_; ++round) {
     if (mappings < 0 || mappings <= mapping_budget_) return;
-    EvictDownTo(entries_.size() / 2, keep);
+    EvictDownTo(std::max(entries_.size() / 2, mapping_floor_), keep);
     const int64_t after = CountHostMappings();
     if (after >= mappings) return;
     mappings = after;

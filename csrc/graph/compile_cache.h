@@ -92,8 +92,11 @@ class CompileCache {
   // compiles the cache counts the process's mappings, and past `budget`
   // (default: half of vm.max_map_count, leaving the rest to buffers, threads
   // and libraries) drops its least recently used half, until under it.
-  // Negative: the default; 0: never check.
-  void SetMappingBudget(int64_t budget);
+  // Negative: the default; 0: never check. It never goes below `floor`
+  // programs: the working set (a server's warmed-up programs) stays, even
+  // when the mappings are mostly someone else's.
+  void SetMappingBudget(int64_t budget, size_t floor = kMappingFloor);
+  static constexpr size_t kMappingFloor = 512;
   static constexpr int kMappingCheckEvery = 16;
   // Whether the in-memory tier holds `key`'s program for `device` (no count).
   bool Holds(const std::string& key, int device) const;
@@ -126,6 +129,7 @@ class CompileCache {
   uint64_t uses_ = 0;
   int64_t evictions_ = 0;
   int64_t mapping_budget_ = -1;  // resolved on first use: see SetMappingBudget
+  size_t mapping_floor_ = kMappingFloor;
   int compiles_since_mapping_check_ = 0;
   // Drops least recently used entries until at most `target` remain, never
   // `keep`. Called with mu_ held.

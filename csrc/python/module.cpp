@@ -259,7 +259,9 @@ PYBIND11_MODULE(_C, m) {
     if (Runtime::Initialized()) InstallRecompileHook(Runtime::Get().cache());
   });
   // Tests lower the mapping budget to see the cache give mappings back.
-  m.def("_set_mapping_budget", [](int64_t budget) { Runtime::Get().cache().SetMappingBudget(budget); });
+  m.def("_set_mapping_budget", [](int64_t budget, int64_t floor) {
+    Runtime::Get().cache().SetMappingBudget(budget, static_cast<size_t>(floor < 0 ? 0 : floor));
+  }, py::arg("budget"), py::arg("floor") = static_cast<int64_t>(torchtpu::graph::CompileCache::kMappingFloor));
   m.def("_set_warmup_done", [](bool done) { Runtime::Get().cache().SetWarmupDone(done); });
   m.def("_compile_counters", []() {
     py::dict d;

@@ -194,12 +194,13 @@ TEST(GraphCache, MappingPressureDropsTheLeastRecentlyUsedHalf) {
   for (int64_t n = 1; n <= graph::CompileCache::kMappingCheckEvery; ++n) cache.Get(IdentityOf(n), 0);
   EXPECT_EQ(cache.Counters().memory_evictions, 0);
   ASSERT_GT(graph::CountHostMappings(), 1);
-  cache.SetMappingBudget(1);  // always over budget: each check halves the tier until nothing more is freed
+  cache.SetMappingBudget(1, /*floor=*/2);  // always over budget: each check halves the tier until nothing more is freed
   std::shared_ptr<graph::CacheEntry> last;
   for (int64_t n = 101; n <= 100 + graph::CompileCache::kMappingCheckEvery; ++n) last = cache.Get(IdentityOf(n), 0);
   const graph::CompileCounters c = cache.Counters();
   EXPECT_GT(c.memory_evictions, 0);
   EXPECT_LT(c.memory_programs, 2 * graph::CompileCache::kMappingCheckEvery);
+  EXPECT_GE(c.memory_programs, 2);  // never below the floor
   EXPECT_EQ(c.memory_programs + c.memory_evictions, 2 * graph::CompileCache::kMappingCheckEvery);
   // The program just compiled is never the one dropped.
   EXPECT_TRUE(cache.Holds(graph::Signature(IdentityOf(100 + graph::CompileCache::kMappingCheckEvery)), 0));
