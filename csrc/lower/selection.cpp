@@ -92,6 +92,28 @@ int64_t AllNanIndex(int64_t len) {
 
 Value SortKeys(Builder& b, Value x) { return x.dtype() == DType::kBool ? b.Convert(x, DType::kU8) : x; }
 
+// The slices along `dim` of a select_* input, as rows, and the rows sorted
+// stably (values, then source indices). A 0-dim input is its own single
+// slice and its results stay 0-dim.
+struct SortedSlices {
+  Value x;              // the input, rank >= 1
+  hlo::Shape out_shape;  // the results' shape
+  Value rows;           // [r, len], bool as u8
+  Values sorted;
+  int64_t r = 0, len = 0;
+};
+
+SortedSlices SortSlices(Builder& b, Value x, int64_t dim, bool keepdim) {
+  SortedSlices s;
+  s.out_shape = x.rank() == 0 ? hlo::Shape{} : Reduced(x.shape(), dim, keepdim);
+  s.x = x.rank() == 0 ? b.Reshape(x, {1}) : x;
+  s.rows = AsRows(b, SortKeys(b, s.x), dim);
+  s.r = s.rows.shape()[0];
+  s.len = s.rows.shape()[1];
+  s.sorted = SortRows(b, s.rows);
+  return s;
+}
+
 // attrs: 0 dim, 1 keepdim, 2 kind (0 kthvalue, 1 median, 2 nanmedian), 3 k
 // (1-based, kthvalue only). input: self (rank >= 1, the dim non-empty, no
 // other dim empty: the kernel handles empty inputs). results: values, indices.
@@ -99,19 +121,19 @@ REGISTER_LOWERING("select_kth", [](Builder& b, const graph::Node& n, const Value
   const int64_t dim = n.IntAttr(0);
   const bool keepdim = n.BoolAttr(1);
   const int64_t kind = n.IntAttr(2);
-  Value x = in[0];
-  // A 0-dim input is its own single slice; the results stay 0-dim.
-  const hlo::Shape out_shape = x.rank() == 0 ? hlo::Shape{} : Reduced(x.shape(), dim, keepdim);
-  if (x.rank() == 0) x = b.Reshape(x, {1});
-  Value rows = AsRows(b, SortKeys(b, x), dim);
-  const int64_t r = rows.shape()[0], len = rows.shape()[1];
-  Values sorted = SortRows(b, rows);
+  SortedSlices slices = SortSlices(b, in[0], dim, keepdim);
+  const Value& x = slices.x;
+  const hlo::Shape& out_shape = slices.out_shape;
+  const Value& rows = slices.rows;
+  const int64_t r = slices.r, len = slices.len;
+  const Values& sorted = slices.sorted;
   Value pos;
+  Value numbers;  // non-NaN values per row (median and nanmedian)
   if (kind == 0) {
     pos = b.Constant(Literal::Int(n.IntAttr(3) - 1), DType::kI64, {r});
   } else {
     // Numbers per row; the NaNs follow them in the sorted row.
-    Value numbers = b.Constant(Literal::Int(len), DType::kI64, {r});
+    numbers = b.Constant(Literal::Int(len), DType::kI64, {r});
     if (hlo::IsFloat(x.dtype())) {
       Value nans = ReduceWith(b, b.Convert(IsNan(b, rows), DType::kI64), {1}, "add", Literal::Int(0));
       numbers = b.Sub(numbers, nans);
@@ -132,8 +154,6 @@ REGISTER_LOWERING("select_kth", [](Builder& b, const graph::Node& n, const Value
   Value indices = PickPerRow(b, sorted[1], pos);
   if (kind == 2 && hlo::IsFloat(x.dtype())) {
     Value zero = b.Constant(Literal::Int(0), DType::kI64, {r});
-    Value numbers = b.Sub(b.Constant(Literal::Int(len), DType::kI64, {r}),
-                          ReduceWith(b, b.Convert(IsNan(b, rows), DType::kI64), {1}, "add", Literal::Int(0)));
     indices = b.Select(b.Cmp(numbers, zero, Compare::kEQ),
                        b.Constant(Literal::Int(AllNanIndex(len)), DType::kI64, {r}), indices);
   }
@@ -144,13 +164,11 @@ REGISTER_LOWERING("select_kth", [](Builder& b, const graph::Node& n, const Value
 REGISTER_LOWERING("select_mode", [](Builder& b, const graph::Node& n, const Values& in) {
   const int64_t dim = n.IntAttr(0);
   const bool keepdim = n.BoolAttr(1);
-  Value x = in[0];
-  // A 0-dim input is its own single slice; the results stay 0-dim.
-  const hlo::Shape out_shape = x.rank() == 0 ? hlo::Shape{} : Reduced(x.shape(), dim, keepdim);
-  if (x.rank() == 0) x = b.Reshape(x, {1});
-  Value rows = AsRows(b, SortKeys(b, x), dim);
-  const int64_t r = rows.shape()[0], len = rows.shape()[1];
-  Values sorted = SortRows(b, rows);
+  SortedSlices slices = SortSlices(b, in[0], dim, keepdim);
+  const Value& x = slices.x;
+  const hlo::Shape& out_shape = slices.out_shape;
+  const int64_t r = slices.r, len = slices.len;
+  const Values& sorted = slices.sorted;
   Value v = sorted[0];
   Value iota = b.Iota(hlo::TensorType{DType::kI64, {r, len}}, 1);
   Value yes = b.Constant(Literal::Bool(true), DType::kBool, {r, 1});
