@@ -39,6 +39,11 @@ PROMPTS = [
 MAX_NEW = 12
 
 
+def compiles_after_warmup():
+    import torchtpu
+    return torchtpu.compile_cache_stats().counters["misses_after_warmup"]
+
+
 def make_llm(path, prefix_caching):
     from vllm import LLM
     return LLM(model=path, dtype="float32", max_model_len=128, max_num_seqs=8, max_num_batched_tokens=32,
@@ -59,6 +64,10 @@ def engines(tmp_path_factory):
         # Llama with prefix caching: a repeated prompt starts from cached
         # blocks (a first step with context already in the cache).
         out[arch] = (path, make_llm(path, prefix_caching=(arch == "llama")))
+    # The detector's counter belongs to the process: earlier test files (and
+    # the qwen3 engine's start-up after llama's warmup) may have counted
+    # compiles. The tests count from here, with both engines warm.
+    out["compiles_before"] = compiles_after_warmup()
     yield out
     if saved is None:
         os.environ.pop("VLLM_ENABLE_V1_MULTIPROCESSING", None)
@@ -69,11 +78,9 @@ def engines(tmp_path_factory):
 @pytest.mark.parametrize("arch", ["llama", "qwen3"])
 def test_greedy_matches_transformers(engines, arch):
     from vllm import SamplingParams
-    import torchtpu
 
     path, llm = engines[arch]
     expected = tiny.hf_greedy(path, PROMPTS, MAX_NEW)
-    before = torchtpu.compile_cache_stats().counters["misses_after_warmup"]
     params = SamplingParams(temperature=0.0, max_tokens=MAX_NEW, ignore_eos=True)
     for run in range(2):  # the second time, prompts' full blocks come from the prefix cache (llama)
         outs = llm.generate([{"prompt_token_ids": p} for p in PROMPTS], params, use_tqdm=False)
@@ -81,13 +88,11 @@ def test_greedy_matches_transformers(engines, arch):
         assert got == expected
     if arch == "llama":
         assert sum(o.num_cached_tokens or 0 for o in outs) >= 32, "the second run should hit the prefix cache"
-    after = torchtpu.compile_cache_stats().counters["misses_after_warmup"]
-    assert after == before == 0, "programs compiled after warmup"
+    assert compiles_after_warmup() == engines["compiles_before"], "programs compiled after warmup"
 
 
 def test_device_sampling_parameters(engines):
     from vllm import SamplingParams
-    import torchtpu
 
     _, llm = engines["llama"]
     vocab = 259
@@ -108,14 +113,13 @@ def test_device_sampling_parameters(engines):
     toks = [list(o.outputs[0].token_ids) for o in hot]
     assert all(len(t) == 16 and all(0 <= x < vocab for x in t) for t in toks)
     assert toks != greedy16
-    assert torchtpu.compile_cache_stats().counters["misses_after_warmup"] == 0
+    assert compiles_after_warmup() == engines["compiles_before"]
 
 
 def test_host_sampler_requests(engines):
     """Requests the device sampler leaves to vLLM's host sampler (logprobs,
     seeds) get the same greedy tokens, and still compile nothing."""
     from vllm import SamplingParams
-    import torchtpu
 
     _, llm = engines["llama"]
     prompts = [{"prompt_token_ids": p} for p in PROMPTS]
@@ -133,4 +137,4 @@ def test_host_sampler_requests(engines):
     a = [list(o.outputs[0].token_ids) for o in llm.generate(prompts, seeded, use_tqdm=False)]
     b = [list(o.outputs[0].token_ids) for o in llm.generate(prompts, seeded, use_tqdm=False)]
     assert a == b
-    assert torchtpu.compile_cache_stats().counters["misses_after_warmup"] == 0
+    assert compiles_after_warmup() == engines["compiles_before"]

@@ -188,6 +188,9 @@ class TpuModelRunner(CPUModelRunner):
             for tb, rb, bb in it:
                 self._bucket_step(tb, rb, bb)
         self.warmup_seconds = time.perf_counter() - start
+        # The counter is the process's: programs compiled after an earlier
+        # warmup (another engine, the user's own code) are not this engine's.
+        self._compiles_reported = ttc.counters()["misses_after_warmup"]
         logger.info("torchtpu: warmed up %d buckets in %.1f s; compiles from now on are reported "
                     "(TORCHTPU_RECOMPILE)", len(shapes), self.warmup_seconds)
         return self.warmup_seconds
