@@ -251,6 +251,18 @@ Value Builder::Clamp(Value lo, Value x, Value hi) {
 
 Value Builder::Convert(Value x, DType to) {
   if (x.dtype() == to) return x;
+  // FP8 converts as PyTorch's do: through f32 both ways (f64 rounds to f32
+  // first, integers become f32), and e4m3fn, which has no infinity,
+  // saturates to +-448 where XLA would give NaN; NaN stays NaN (clamp keeps it).
+  if (IsFloat8(x.dtype()) && to != DType::kF32) return Convert(Convert(x, DType::kF32), to);
+  if (IsFloat8(to)) {
+    if (x.dtype() != DType::kF32) x = Convert(x, DType::kF32);
+    if (to == DType::kF8E4M3FN) {
+      x = Clamp(Constant(Literal::Float(-448.0), DType::kF32, {}), x,
+                Constant(Literal::Float(448.0), DType::kF32, {}));
+    }
+    return Op("stablehlo.convert", {x}, {TensorType{to, x.shape()}})[0];
+  }
   // Floats to narrow integers go through i64 so out-of-range values wrap, as
   // C casts do on x86 (and so PyTorch's CPU kernels), instead of saturating.
   if (IsFloat(x.dtype()) && (to == DType::kU8 || to == DType::kI8 || to == DType::kI16)) {

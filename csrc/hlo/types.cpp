@@ -20,13 +20,15 @@ const char* DTypeName(DType dtype) {
     case DType::kF64: return "f64";
     case DType::kU32: return "ui32";
     case DType::kU64: return "ui64";
+    case DType::kF8E4M3FN: return "f8E4M3FN";
+    case DType::kF8E5M2: return "f8E5M2";
   }
   return "?";
 }
 
 size_t DTypeSize(DType dtype) {
   switch (dtype) {
-    case DType::kBool: case DType::kU8: case DType::kI8: return 1;
+    case DType::kBool: case DType::kU8: case DType::kI8: case DType::kF8E4M3FN: case DType::kF8E5M2: return 1;
     case DType::kI16: case DType::kF16: case DType::kBF16: return 2;
     case DType::kI32: case DType::kF32: case DType::kU32: return 4;
     case DType::kI64: case DType::kF64: case DType::kU64: return 8;
@@ -35,8 +37,9 @@ size_t DTypeSize(DType dtype) {
 }
 
 bool IsFloat(DType d) {
-  return d == DType::kF16 || d == DType::kBF16 || d == DType::kF32 || d == DType::kF64;
+  return d == DType::kF16 || d == DType::kBF16 || d == DType::kF32 || d == DType::kF64 || IsFloat8(d);
 }
+bool IsFloat8(DType d) { return d == DType::kF8E4M3FN || d == DType::kF8E5M2; }
 bool IsSignedInt(DType d) {
   return d == DType::kI8 || d == DType::kI16 || d == DType::kI32 || d == DType::kI64;
 }
@@ -72,6 +75,8 @@ std::string NonFinite(DType dtype, double v) {
       case DType::kF16: s = "0x7E00"; break;
       case DType::kBF16: s = "0x7FC0"; break;
       case DType::kF32: s = "0x7FC00000"; break;
+      case DType::kF8E4M3FN: s = "0x7F"; break;
+      case DType::kF8E5M2: s = "0x7E"; break;
       default: s = "0x7FF8000000000000"; break;
     }
   } else {
@@ -79,6 +84,9 @@ std::string NonFinite(DType dtype, double v) {
       case DType::kF16: s = neg ? "0xFC00" : "0x7C00"; break;
       case DType::kBF16: s = neg ? "0xFF80" : "0x7F80"; break;
       case DType::kF32: s = neg ? "0xFF800000" : "0x7F800000"; break;
+      // e4m3fn has no infinity: PyTorch saturates to +-448 (0x7E).
+      case DType::kF8E4M3FN: s = neg ? "0xFE" : "0x7E"; break;
+      case DType::kF8E5M2: s = neg ? "0xFC" : "0x7C"; break;
       default: s = neg ? "0xFFF0000000000000" : "0x7FF0000000000000"; break;
     }
   }

@@ -9,12 +9,16 @@ namespace torchtpu::hlo {
 
 // kU32/kU64 exist only inside programs (the random bits and state of
 // stablehlo.rng_bit_generator); no tensor or argument has them.
-enum class DType : uint8_t { kBool, kU8, kI8, kI16, kI32, kI64, kF16, kBF16, kF32, kF64, kU32, kU64 };
+// kF8E4M3FN/kF8E5M2 are PyTorch's float8_e4m3fn/float8_e5m2 (OCP FP8): storage
+// and conversions; arithmetic on them runs in f32 (as PyTorch's CPU does).
+enum class DType : uint8_t { kBool, kU8, kI8, kI16, kI32, kI64, kF16, kBF16, kF32, kF64, kU32, kU64,
+                             kF8E4M3FN, kF8E5M2 };
 
 // MLIR spelling: i1, ui8, i8, ..., bf16, f32.
 const char* DTypeName(DType dtype);
 size_t DTypeSize(DType dtype);
 bool IsFloat(DType dtype);
+bool IsFloat8(DType dtype);
 bool IsSignedInt(DType dtype);
 bool IsUnsignedInt(DType dtype);  // bool counts as unsigned for comparisons
 inline bool IsInteger(DType d) { return IsSignedInt(d) || IsUnsignedInt(d); }

@@ -61,7 +61,7 @@ Value ReduceWith(Builder& b, Value x, const std::vector<int64_t>& dims, const ch
 }
 
 DType AccumulateType(DType dtype) {
-  return (dtype == DType::kBF16 || dtype == DType::kF16) ? DType::kF32 : dtype;
+  return (dtype == DType::kBF16 || dtype == DType::kF16 || hlo::IsFloat8(dtype)) ? DType::kF32 : dtype;
 }
 
 }  // namespace torchtpu::lower

@@ -5,7 +5,8 @@ namespace torchtpu::pjrt {
 
 size_t ElementSize(ElementType type) {
   switch (type) {
-    case ElementType::kPred: case ElementType::kS8: case ElementType::kU8: return 1;
+    case ElementType::kPred: case ElementType::kS8: case ElementType::kU8:
+    case ElementType::kF8E4M3FN: case ElementType::kF8E5M2: return 1;
     case ElementType::kS16: case ElementType::kU16:
     case ElementType::kF16: case ElementType::kBF16: return 2;
     case ElementType::kS32: case ElementType::kU32: case ElementType::kF32: return 4;
@@ -30,6 +31,8 @@ const char* ElementName(ElementType type) {
     case ElementType::kBF16: return "bf16";
     case ElementType::kF32: return "f32";
     case ElementType::kF64: return "f64";
+    case ElementType::kF8E4M3FN: return "f8e4m3fn";
+    case ElementType::kF8E5M2: return "f8e5m2";
   }
   return "invalid";
 }
@@ -51,6 +54,8 @@ PJRT_Buffer_Type ToPjrt(ElementType type) {
     case ElementType::kBF16: return PJRT_Buffer_Type_BF16;
     case ElementType::kF32: return PJRT_Buffer_Type_F32;
     case ElementType::kF64: return PJRT_Buffer_Type_F64;
+    case ElementType::kF8E4M3FN: return PJRT_Buffer_Type_F8E4M3FN;
+    case ElementType::kF8E5M2: return PJRT_Buffer_Type_F8E5M2;
   }
   // Never hand PJRT_Buffer_Type_INVALID to the plugin: it aborts the process.
   throw Error(ErrorCode::kInvalidArgument,
@@ -72,6 +77,8 @@ ElementType FromPjrt(PJRT_Buffer_Type type) {
     case PJRT_Buffer_Type_BF16: return ElementType::kBF16;
     case PJRT_Buffer_Type_F32: return ElementType::kF32;
     case PJRT_Buffer_Type_F64: return ElementType::kF64;
+    case PJRT_Buffer_Type_F8E4M3FN: return ElementType::kF8E4M3FN;
+    case PJRT_Buffer_Type_F8E5M2: return ElementType::kF8E5M2;
     default: break;
   }
   throw Error(ErrorCode::kUnimplemented,

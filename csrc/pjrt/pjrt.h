@@ -50,7 +50,7 @@ class PluginError : public std::runtime_error {
 // Element types we move through PJRT. Values are our own; mapping to
 // PJRT_Buffer_Type happens in the .cpp (never pass INVALID to the plugin).
 enum class ElementType : int {
-  kPred, kS8, kS16, kS32, kS64, kU8, kU16, kU32, kU64, kF16, kBF16, kF32, kF64,
+  kPred, kS8, kS16, kS32, kS64, kU8, kU16, kU32, kU64, kF16, kBF16, kF32, kF64, kF8E4M3FN, kF8E5M2,
 };
 size_t ElementSize(ElementType type);
 const char* ElementName(ElementType type);

@@ -67,6 +67,27 @@ TEST(HloLiteral, SpellsNonFiniteAndIntegers) {
   EXPECT_EQ(hlo::Literal::Float(NAN).Spell(DType::kF64), "0x7FF8000000000000");
   EXPECT_EQ(hlo::Literal::Int(300).Spell(DType::kU8), "44");
   EXPECT_EQ(hlo::Literal::Int(1).Spell(DType::kBool), "true");
+  // e4m3fn has no infinity: +-inf spells its largest finite value, as
+  // PyTorch's cast saturates.
+  EXPECT_EQ(hlo::Literal::Float(INFINITY).Spell(DType::kF8E4M3FN), "0x7E");
+  EXPECT_EQ(hlo::Literal::Float(-INFINITY).Spell(DType::kF8E5M2), "0xFC");
+  EXPECT_EQ(hlo::Literal::Float(NAN).Spell(DType::kF8E4M3FN), "0x7F");
+}
+
+TEST(HloBuilder, Float8ConvertsThroughF32AndSaturatesE4M3FN) {
+  hlo::Builder b;
+  auto x = b.Arg(TensorType{DType::kF64, {4}});
+  auto y = b.Convert(x, DType::kF8E4M3FN);
+  EXPECT_EQ(y.type.str(), "tensor<4xf8E4M3FN>");
+  auto back = b.Convert(y, DType::kI32);
+  b.Return({back});
+  std::string text = b.Finish();
+  // f64 -> f32 -> clamp(+-448) -> f8 -> f32 -> i32.
+  EXPECT_NE(text.find("stablehlo.clamp"), std::string::npos) << text;
+  EXPECT_NE(text.find("-> tensor<4xf8E4M3FN>"), std::string::npos) << text;
+  EXPECT_NE(text.find("(tensor<4xf8E4M3FN>) -> tensor<4xf32>"), std::string::npos) << text;
+  EXPECT_EQ(DTypeSize(DType::kF8E5M2), 1u);
+  EXPECT_TRUE(IsFloat(DType::kF8E5M2));
 }
 
 namespace {

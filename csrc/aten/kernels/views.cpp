@@ -13,6 +13,7 @@
 #include <typeinfo>
 
 #include "aten/runtime/device.h"
+#include "aten/runtime/dtype.h"
 #include "aten/runtime/hooks.h"
 #include "aten/runtime/storage.h"
 
@@ -23,10 +24,7 @@ constexpr c10::DispatchKeySet kTpuKeys(c10::DispatchKey::PrivateUse1);
 
 void CheckSupported(std::optional<c10::ScalarType> dtype) {
   c10::ScalarType t = dtype.value_or(c10::get_default_dtype_as_scalartype());
-  TORCH_CHECK_TYPE(t == c10::kBool || t == c10::kByte || t == c10::kChar || t == c10::kShort ||
-                       t == c10::kInt || t == c10::kLong || t == c10::kHalf || t == c10::kBFloat16 ||
-                       t == c10::kFloat || t == c10::kDouble,
-                   "torchtpu: dtype ", t, " is not supported on the tpu device");
+  TORCH_CHECK_TYPE(IsSupported(t), "torchtpu: dtype ", t, " is not supported on the tpu device");
 }
 
 at::Tensor Empty(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,

@@ -8,6 +8,7 @@ bool IsSupported(c10::ScalarType t) {
   switch (t) {
     case c10::kBool: case c10::kByte: case c10::kChar: case c10::kShort: case c10::kInt:
     case c10::kLong: case c10::kHalf: case c10::kBFloat16: case c10::kFloat: case c10::kDouble:
+    case c10::kFloat8_e4m3fn: case c10::kFloat8_e5m2:
       return true;
     default:
       return false;
@@ -26,6 +27,8 @@ hlo::DType ToHlo(c10::ScalarType t) {
     case c10::kBFloat16: return hlo::DType::kBF16;
     case c10::kFloat: return hlo::DType::kF32;
     case c10::kDouble: return hlo::DType::kF64;
+    case c10::kFloat8_e4m3fn: return hlo::DType::kF8E4M3FN;
+    case c10::kFloat8_e5m2: return hlo::DType::kF8E5M2;
     default:
       TORCH_CHECK_TYPE(false, "torchtpu: dtype ", t, " is not supported on the tpu device");
   }
@@ -43,6 +46,9 @@ c10::ScalarType ToTorch(hlo::DType t) {
     case hlo::DType::kBF16: return c10::kBFloat16;
     case hlo::DType::kF32: return c10::kFloat;
     case hlo::DType::kF64: return c10::kDouble;
+    case hlo::DType::kF8E4M3FN: return c10::kFloat8_e4m3fn;
+    case hlo::DType::kF8E5M2: return c10::kFloat8_e5m2;
+    case hlo::DType::kU32: case hlo::DType::kU64: break;  // inside programs only
   }
   return c10::kFloat;
 }
@@ -59,6 +65,9 @@ pjrt::ElementType ToPjrt(hlo::DType t) {
     case hlo::DType::kBF16: return pjrt::ElementType::kBF16;
     case hlo::DType::kF32: return pjrt::ElementType::kF32;
     case hlo::DType::kF64: return pjrt::ElementType::kF64;
+    case hlo::DType::kF8E4M3FN: return pjrt::ElementType::kF8E4M3FN;
+    case hlo::DType::kF8E5M2: return pjrt::ElementType::kF8E5M2;
+    case hlo::DType::kU32: case hlo::DType::kU64: break;  // inside programs only
   }
   return pjrt::ElementType::kF32;
 }

@@ -81,6 +81,9 @@ int OpCall::ScalarArg(const c10::Scalar& s, c10::ScalarType type) {
     case c10::kBFloat16: { c10::BFloat16 v = s.toBFloat16(); std::memcpy(bytes, &v, 2); break; }
     case c10::kFloat: { float v = s.toFloat(); std::memcpy(bytes, &v, 4); break; }
     case c10::kDouble: { double v = s.toDouble(); std::memcpy(bytes, &v, 8); break; }
+    // Checked, as the CPU does: a value past the format's range raises.
+    case c10::kFloat8_e4m3fn: { c10::Float8_e4m3fn v = s.toFloat8_e4m3fn(); std::memcpy(bytes, &v, 1); break; }
+    case c10::kFloat8_e5m2: { c10::Float8_e5m2 v = s.toFloat8_e5m2(); std::memcpy(bytes, &v, 1); break; }
     default: TORCH_CHECK_TYPE(false, "torchtpu: scalar of dtype ", type, " is not supported");
   }
   // Uploaded at launch, once the operands have fixed the device.
@@ -205,6 +208,8 @@ bool AllFinite(pjrt::Buffer& buffer, hlo::DType dtype, int64_t numel) {
       case hlo::DType::kF64: { double v; std::memcpy(&v, p, 8); if (!std::isfinite(v)) return false; break; }
       case hlo::DType::kBF16: { uint16_t v; std::memcpy(&v, p, 2); if ((v & 0x7f80) == 0x7f80) return false; break; }
       case hlo::DType::kF16: { uint16_t v; std::memcpy(&v, p, 2); if ((v & 0x7c00) == 0x7c00) return false; break; }
+      case hlo::DType::kF8E4M3FN: if ((*p & 0x7f) == 0x7f) return false; break;  // NaN only: no infinity
+      case hlo::DType::kF8E5M2: if ((*p & 0x7c) == 0x7c) return false; break;
       default: return true;
     }
   }
