@@ -152,6 +152,28 @@ def test_bfloat16_cache():
     torch.testing.assert_close(out.float(), ref, rtol=1e-2, atol=1e-2)
 
 
+@pytest.mark.parametrize("fp8", [torch.float8_e4m3fn, torch.float8_e5m2])
+def test_fp8_cache(fp8):
+    """vLLM's kv_cache_dtype="fp8": a uint8 cache viewed as FP8. Writes round
+    f32 keys and values as PyTorch's casts do (e4m3fn saturates at 448); the
+    attention reads them back in f32, so it matches the reference run on the
+    rounded values to f32 accuracy."""
+    b = make_batch(CASES["mixed"])
+    b["k_new"][0, 0, :2] = torch.tensor([1000.0, -1000.0])  # past e4m3fn's range
+    cache = torch.zeros(*b["k_cache"].shape[:3], 2 * b["k_cache"].shape[3], dtype=torch.uint8, device=DEV)
+    kv = cache.view(fp8)
+    torch.ops.torchtpu.reshape_and_cache(b["k_new"].to(DEV), b["v_new"].to(DEV), kv, b["slots"].to(DEV))
+    out = torch.ops.torchtpu.ragged_paged_attention(
+        b["q"].to(DEV), kv, b["table"].to(DEV), b["seq_lens"].to(DEV), b["qsl"].to(DEV), 0.25, 0,
+        b["table"].shape[1])
+    assert out.dtype == torch.float32
+    zeros = torch.zeros_like(b["k_cache"])
+    k_ref, v_ref = write_reference(zeros, zeros, b["k_new"].to(fp8).float(), b["v_new"].to(fp8).float(), b["slots"])
+    assert torch.equal(cache.cpu().view(fp8).float(), fused_cache(k_ref, v_ref))
+    ref = reference(b["q"], k_ref, v_ref, b["table"], b["seq_lens"], b["qsl"], 0.25, 0)
+    torch.testing.assert_close(out.cpu(), ref, rtol=1e-5, atol=1e-5)
+
+
 def test_bad_operands_raise_clear_errors():
     b = make_batch(CASES["decode"])
     kv = fused_cache(b["k_cache"], b["v_cache"]).to(DEV)

@@ -72,3 +72,44 @@ def hf_greedy(path: str, prompts: list[list[int]], max_new_tokens: int) -> list[
                                do_sample=False, pad_token_id=model.config.pad_token_id)
             outs.append(g[0, len(p):].tolist())
     return outs
+
+
+def write_fp8_checkpoint(src: str, dst: str, per_channel: bool) -> tuple[str, str]:
+    """FP8 copy of the checkpoint in ``src``: every linear weight of the
+    decoder layers in float8_e4m3fn with f32 scales, one per output channel
+    (vLLM's "fbgemm_fp8" format, ``weight_scale`` [out, 1]) or one per weight
+    ("fp8", ``weight_scale`` []). Also writes ``dst + "_dequant"``: the same
+    model with the FP8 weights multiplied back, in float32, the reference the
+    FP8 engine should reproduce. Returns (dst, dequantized path)."""
+    import json
+    import shutil
+
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    fp8_max = torch.finfo(torch.float8_e4m3fn).max
+    dequant = dst + "_dequant"
+    for d in (dst, dequant):
+        shutil.copytree(src, d, dirs_exist_ok=True)
+    weights = load_file(os.path.join(src, "model.safetensors"))
+    quant, plain = {}, {}
+    for name, w in weights.items():
+        if not (".layers." in name and name.endswith("proj.weight")):
+            quant[name] = plain[name] = w
+            continue
+        amax = w.abs().amax(dim=1, keepdim=True) if per_channel else w.abs().amax()
+        scale = (amax / fp8_max).clamp(min=1e-12).float()
+        w8 = (w / scale).to(torch.float8_e4m3fn)
+        quant[name] = w8
+        quant[name.removesuffix("weight") + "weight_scale"] = scale
+        plain[name] = w8.float() * scale
+    save_file(quant, os.path.join(dst, "model.safetensors"))
+    save_file(plain, os.path.join(dequant, "model.safetensors"))
+    with open(os.path.join(dst, "config.json")) as f:
+        config = json.load(f)
+    config["quantization_config"] = (
+        {"quant_method": "fbgemm_fp8", "activation_scale_ub": 1200.0, "modules_to_not_convert": []}
+        if per_channel else {"quant_method": "fp8", "activation_scheme": "dynamic"})
+    with open(os.path.join(dst, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    return dst, dequant

@@ -10,6 +10,12 @@ shapes, hence the same program.
 
 KV cache of a layer: ``[num_blocks, kv_heads, block_size, 2 * head_size]``,
 keys in the first half of the last dimension, values in the second.
+
+FP8 KV cache (``kv_cache_dtype="fp8"``, ``"fp8_e4m3"``, ``"fp8_e5m2"``): vLLM
+allocates it as uint8; the layer views it as the FP8 dtype, so the write
+op rounds keys and values into it and the attention op reads them back in
+f32. The layer's k/v scales (1.0 unless the checkpoint has them) divide on
+write and fold into the softmax scale and the output on read.
 """
 from __future__ import annotations
 
@@ -32,12 +38,13 @@ from vllm.v1.kv_cache_interface import AttentionSpec
 from .buckets import Buckets, bucket_for
 
 PAD_SLOT = -1  # vLLM's PAD_SLOT_ID: the op skips such slots.
+FP8_CACHE_DTYPES = {"fp8": torch.float8_e4m3fn, "fp8_e4m3": torch.float8_e4m3fn, "fp8_e5m2": torch.float8_e5m2}
 
 
 class TpuPagedAttentionBackend(AttentionBackend):
     forward_includes_kv_cache_update: bool = True
     supported_dtypes: ClassVar[list[torch.dtype]] = [torch.float32, torch.bfloat16, torch.float16]
-    supported_kv_cache_dtypes: ClassVar[list] = ["auto"]
+    supported_kv_cache_dtypes: ClassVar[list] = ["auto", "fp8", "fp8_e4m3", "fp8_e5m2"]
 
     @staticmethod
     def get_supported_kernel_block_sizes(kv_cache_spec=None) -> list:
@@ -137,7 +144,7 @@ class TpuPagedAttentionImpl(AttentionImpl):
             unsupported.append("logits soft-capping")
         if sinks is not None:
             unsupported.append("attention sinks")
-        if kv_cache_dtype not in ("auto",):
+        if kv_cache_dtype != "auto" and kv_cache_dtype not in FP8_CACHE_DTYPES:
             unsupported.append(f"kv_cache_dtype={kv_cache_dtype!r}")
         if attn_type != AttentionType.DECODER:
             unsupported.append(f"attention type {attn_type}")
@@ -149,6 +156,7 @@ class TpuPagedAttentionImpl(AttentionImpl):
         self.num_kv_heads = num_kv_heads
         self.sliding_window = int(sliding_window or 0)
         self.kv_sharing_target_layer_name = kv_sharing_target_layer_name
+        self.fp8_cache_dtype = FP8_CACHE_DTYPES.get(kv_cache_dtype)
 
     def forward(self, layer, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                 kv_cache: torch.Tensor, attn_metadata: TpuPagedAttentionMetadata | None,
@@ -158,11 +166,21 @@ class TpuPagedAttentionImpl(AttentionImpl):
         if attn_metadata is None:  # profiling run without a KV cache
             return output
         m = attn_metadata
+        k_scale = v_scale = 1.0
+        if self.fp8_cache_dtype is not None:
+            kv_cache = kv_cache.view(self.fp8_cache_dtype)
+            k_scale, v_scale = float(layer._k_scale_float), float(layer._v_scale_float)
         if self.kv_sharing_target_layer_name is None:
+            if k_scale != 1.0 or v_scale != 1.0:
+                key, value = key / k_scale, value / v_scale
             torch.ops.torchtpu.reshape_and_cache(key, value, kv_cache, m.slot_mapping)
+        # softmax(q . (k8 * ks)) = softmax((q . k8) * ks): the key scale joins
+        # the softmax scale; the value scale multiplies the output.
         out = torch.ops.torchtpu.ragged_paged_attention(
             query, kv_cache, m.block_table, m.seq_lens, m.query_start_loc,
-            self.scale, self.sliding_window, m.num_blocks_per_seq)
+            self.scale * k_scale, self.sliding_window, m.num_blocks_per_seq)
+        if v_scale != 1.0:
+            out = out * v_scale
         output.copy_(out.view(output.shape))
         return output
 

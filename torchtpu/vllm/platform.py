@@ -35,7 +35,8 @@ class TpuPlatform(Platform):
     dispatch_key: str = "PrivateUse1"
     dist_backend: str = "gloo"
     simple_compile_backend: str = "tpu"
-    supported_quantization: list[str] = []
+    # FP8 checkpoints (fp8.py); other methods call kernels tpu does not have.
+    supported_quantization: list[str] = ["fp8", "fbgemm_fp8"]
 
     @property
     def supported_dtypes(self) -> list[torch.dtype]:
@@ -57,6 +58,14 @@ class TpuPlatform(Platform):
     @classmethod
     def manual_seed_all(cls, seed: int) -> None:
         torch.tpu.manual_seed_all(seed)
+
+    @classmethod
+    def verify_quantization(cls, quant: str) -> None:
+        super().verify_quantization(quant)
+        # The frontend builds the model's config: from here on "fp8" means
+        # the tpu config (fp8.py), in this process.
+        from . import fp8
+        fp8.register()
 
     @classmethod
     def inference_mode(cls):

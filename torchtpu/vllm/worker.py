@@ -26,6 +26,10 @@ class TpuWorker(CPUWorker):
         # The runner's bookkeeping tensors are host tensors; the model and
         # the KV cache are placed on tpu by the runner.
         self.device = torch.device("cpu")
+        # The model is loaded in this process: FP8 checkpoints need the tpu
+        # quantization configs here too (engine-core subprocesses).
+        from . import fp8
+        fp8.register()
         # A new engine is in its warmup until its runner has run every bucket
         # (another engine in this process may have declared warmup done).
         ttx.warmup_done(False)

@@ -56,8 +56,11 @@ at::Tensor RaggedPagedAttention(const at::Tensor& query, const at::Tensor& kv_ca
   CheckCache(kv_cache, kv_cache.size(1), query.size(2), op);
   TORCH_CHECK(query.size(1) % kv_cache.size(1) == 0, "torchtpu.", op, ": ", query.size(1),
               " query heads are not a multiple of ", kv_cache.size(1), " kv heads");
-  TORCH_CHECK(query.scalar_type() == kv_cache.scalar_type(), "torchtpu.", op, ": query is ", query.scalar_type(),
-              " but kv_cache is ", kv_cache.scalar_type());
+  // An FP8 cache (vLLM's kv_cache_dtype="fp8") is read in the query's dtype;
+  // the caller folds the cache's scales into `scale` and the output.
+  const bool fp8_cache = kv_cache.scalar_type() == c10::kFloat8_e4m3fn || kv_cache.scalar_type() == c10::kFloat8_e5m2;
+  TORCH_CHECK(query.scalar_type() == kv_cache.scalar_type() || fp8_cache, "torchtpu.", op, ": query is ",
+              query.scalar_type(), " but kv_cache is ", kv_cache.scalar_type());
   for (auto [t, what] : {std::pair{&block_table, "block_table"}, {&seq_lens, "seq_lens"},
                          {&query_start_loc, "query_start_loc"}})
     CheckInt(*t, op, what);
