@@ -214,3 +214,18 @@ def test_from_pretrained_checkpoint_runs_on_tpu(tmp_path):
     assert res["status"] == "pass", res
     res = S.run_feature(checker, "generate")
     assert res["status"] == "pass", res
+
+
+def test_render_keeps_the_hand_written_sections(tmp_path):
+    """docs/support.md's serving matrix is written by hand below the
+    generated report; rendering again replaces the report, not it."""
+    report = json.loads(model_coverage.REPORT_JSON.read_text())
+    md = tmp_path / "support.md"
+    md.write_text("an older generated report\n\n\n## Serving (by hand)\n| model | feature |\n")
+    model_coverage.write_md(md, report)
+    text = md.read_text()
+    assert text.startswith(model_coverage.render_md(report).rstrip("\n"))
+    assert "an older generated report" not in text
+    assert text.endswith("\n\n## Serving (by hand)\n| model | feature |\n")
+    model_coverage.write_md(md, report)
+    assert md.read_text() == text

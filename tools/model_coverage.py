@@ -323,6 +323,23 @@ def _pct(a, b):
     return f"{a}/{b} ({100 * a / b:.1f}%)" if b else f"{a}/0"
 
 
+# docs/support.md ends with sections written by hand (the serving matrix of
+# torchtpu.vllm, which this harness does not run); they start at this heading.
+HAND_WRITTEN_HEADING = "\n## Serving"
+
+
+def write_md(path: Path, report: dict) -> None:
+    """Writes the rendered report to ``path``, keeping the hand-written
+    sections that follow it in the file already there."""
+    text = render_md(report)
+    if path.exists():
+        old = path.read_text()
+        at = old.find(HAND_WRITTEN_HEADING)
+        if at >= 0:
+            text = text.rstrip("\n") + "\n\n" + old[at:]
+    path.write_text(text)
+
+
 def render_md(report: dict) -> str:
     rows = report["models"]
     feats = report.get("features", list(S.FEATURES))
@@ -518,7 +535,7 @@ def main(argv=None) -> int:
 
     if args.render:
         report = json.loads(REPORT_JSON.read_text())
-        REPORT_MD.write_text(render_md(report))
+        write_md(REPORT_MD, report)
         print(f"wrote {REPORT_MD}")
         return 0
 
@@ -535,7 +552,7 @@ def main(argv=None) -> int:
                   "model_wall_s_total": round(sum(r.get("wall_s") or 0 for r in rows))}
         report = write_report(rows, cmd, modes, [f for f in args.features.split(",") if f], limits)
         S.save_report(report, Path(args.out) if args.out else REPORT_JSON)
-        (Path(args.md) if args.md else REPORT_MD).write_text(render_md(report))
+        write_md(Path(args.md) if args.md else REPORT_MD, report)
         print(json.dumps(report["summary"], indent=1))
         return 0
     features = [f for f in args.features.split(",") if f]
@@ -579,7 +596,7 @@ def main(argv=None) -> int:
     if out:
         S.save_report(report, out)
     if md_path:
-        md_path.write_text(render_md(report))
+        write_md(md_path, report)
     print(json.dumps({"summary": report["summary"], "wall_s": limits["wall_s"],
                       "fallback_ops": report["fallback_ops"][:10]}, indent=1))
     return 0
