@@ -31,10 +31,11 @@ __all__ = [
     "record_cuts", "set_check_finite", "get_check_finite", "set_index_checks", "get_index_checks",
     "set_fuse_max_nodes", "get_fuse_max_nodes",
     "warmup_done", "warmup_phase", "warmup", "set_recompile_policy",
-    "matmul_precision",
+    "matmul_precision", "stablehlo_lowering", "TensorSpec",
 ]
 
 
+from ._custom_lowering import TensorSpec, stablehlo_lowering  # noqa: E402
 from ._precision import matmul_precision  # noqa: E402
 
 

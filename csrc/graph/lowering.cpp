@@ -17,6 +17,9 @@ void RegisterLowering(const std::string& op, LowerFn fn) { Registry()[op] = std:
 
 const LowerFn* FindLowering(const std::string& op) {
   auto it = Registry().find(op);
+  // "custom:NAME" (a user's op with a StableHLO lowering from Python) is
+  // lowered by "custom"; the node keeps the user's name for errors.
+  if (it == Registry().end() && op.rfind("custom:", 0) == 0) it = Registry().find("custom");
   return it == Registry().end() ? nullptr : &it->second;
 }
 

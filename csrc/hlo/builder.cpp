@@ -105,8 +105,17 @@ std::string Builder::Finish() const {
   s += ") -> (" + TypeList(result_types_) + ") {\n";
   s += out_stack_.front();
   s += returns_;
-  s += "  }\n}\n";
+  s += "  }\n";
+  for (const auto& f : functions_) s += f.second + "\n";
+  s += "}\n";
   return s;
+}
+
+void Builder::AddFunction(const std::string& symbol, const std::string& text) {
+  for (const auto& f : functions_) {
+    if (f.first == symbol) return;
+  }
+  functions_.emplace_back(symbol, text);
 }
 
 std::vector<Value> Builder::Op(std::string_view full_name, const std::vector<Value>& operands,

@@ -119,6 +119,10 @@ class Builder {
                                   const std::vector<std::pair<int64_t, int64_t>>& padding,
                                   const RegionFn& body);
 
+  // A module-level function beside @main (text of one `func.func`), for
+  // func.call; one definition per symbol however often it is added.
+  void AddFunction(const std::string& symbol, const std::string& text);
+
   // Escape hatch: any op in generic form, with the result types given.
   std::vector<Value> Op(std::string_view full_name, const std::vector<Value>& operands,
                         const std::vector<TensorType>& results, std::string_view attributes = "");
@@ -141,6 +145,7 @@ class Builder {
   std::vector<TensorType> result_types_;
   std::string returns_;
   bool finished_ = false;
+  std::vector<std::pair<std::string, std::string>> functions_;  // (symbol, text), in order added
 };
 
 // Helpers used by several lowerings.

@@ -1,5 +1,6 @@
 #include "hlo/types.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -62,6 +63,35 @@ std::string TensorType::str() const {
   s += DTypeName(dtype);
   s += '>';
   return s;
+}
+
+std::optional<TensorType> ParseTensorType(const std::string& text) {
+  const std::string open = "tensor<";
+  if (text.size() <= open.size() + 1 || text.compare(0, open.size(), open) != 0 || text.back() != '>') {
+    return std::nullopt;
+  }
+  std::string body = text.substr(open.size(), text.size() - open.size() - 1);
+  TensorType t;
+  t.shape.clear();
+  size_t pos = 0;
+  // Sizes are the leading "<digits>x" groups; the rest is the element type.
+  while (pos < body.size() && std::isdigit(static_cast<unsigned char>(body[pos]))) {
+    size_t x = body.find('x', pos);
+    if (x == std::string::npos) break;
+    bool digits = true;
+    for (size_t i = pos; i < x; ++i) digits = digits && std::isdigit(static_cast<unsigned char>(body[i]));
+    if (!digits) break;
+    t.shape.push_back(std::stoll(body.substr(pos, x - pos)));
+    pos = x + 1;
+  }
+  const std::string element = body.substr(pos);
+  for (int d = 0; d <= static_cast<int>(DType::kF8E5M2); ++d) {
+    if (element == DTypeName(static_cast<DType>(d))) {
+      t.dtype = static_cast<DType>(d);
+      return t;
+    }
+  }
+  return std::nullopt;
 }
 
 namespace {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,10 @@ struct TensorType {
   bool operator==(const TensorType& o) const { return dtype == o.dtype && shape == o.shape; }
   bool operator!=(const TensorType& o) const { return !(*this == o); }
 };
+
+// Parses TensorType::str()'s spelling ("tensor<2x3xf32>", "tensor<i1>");
+// nullopt for anything else (dynamic sizes, unknown element types).
+std::optional<TensorType> ParseTensorType(const std::string& text);
 
 // A scalar constant in one of our element types. Floats keep a double; the
 // emitter writes non-finite values as their bit patterns.

@@ -7,6 +7,7 @@
 #include "aten/runtime/eager_mode.h"
 #include "aten/runtime/fallback.h"
 #include "aten/runtime/index_checks.h"
+#include "aten/runtime/op_call.h"
 #include "aten/runtime/fused_executor.h"
 #include "aten/runtime/graph_capture.h"
 #include "aten/runtime/generator.h"
@@ -119,6 +120,16 @@ PYBIND11_MODULE(_C, m) {
                                           : FallbackMode::kWarn);
   });
   m.def("_is_initialized", &Runtime::Initialized);
+  // A user op's StableHLO function (torchtpu/_custom_lowering.py checks it
+  // against the operands and declares the results): one node, run in the
+  // current execution mode like any ATen op.
+  m.def("_stablehlo_call", [](const std::string& op, const std::string& text, const std::string& symbol,
+                              const std::string& result_types, const std::vector<at::Tensor>& inputs) {
+    OpCall call("custom:" + op);
+    call.Attr(text).Attr(symbol).Attr(result_types);
+    for (const at::Tensor& t : inputs) call.In(t);
+    return call.Run();
+  });
   m.def("_set_index_checks", [](bool on) { SetIndexChecksEnabled(on); });
   m.def("_get_index_checks", []() { return IndexChecksEnabled(); });
   m.def("_pending_index_checks", []() { return PendingIndexChecks(); });

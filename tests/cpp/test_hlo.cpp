@@ -74,6 +74,35 @@ TEST(HloLiteral, SpellsNonFiniteAndIntegers) {
   EXPECT_EQ(hlo::Literal::Float(NAN).Spell(DType::kF8E4M3FN), "0x7F");
 }
 
+TEST(HloTypes, ParseTensorTypeReadsWhatStrWrites) {
+  for (const TensorType& t : {TensorType{DType::kF32, {2, 3}}, TensorType{DType::kBool, {}},
+                              TensorType{DType::kF8E4M3FN, {7}}, TensorType{DType::kI64, {1, 0, 4}}}) {
+    std::optional<TensorType> back = hlo::ParseTensorType(t.str());
+    ASSERT_TRUE(back.has_value()) << t.str();
+    EXPECT_EQ(*back, t) << t.str();
+  }
+  EXPECT_FALSE(hlo::ParseTensorType("tensor<?x3xf32>").has_value());
+  EXPECT_FALSE(hlo::ParseTensorType("tensor<3xf7>").has_value());
+  EXPECT_FALSE(hlo::ParseTensorType("f32").has_value());
+}
+
+TEST(HloBuilder, AddedFunctionsFollowMainOncePerSymbol) {
+  hlo::Builder b;
+  auto x = b.Arg(TensorType{DType::kF32, {2}});
+  const std::string f = "  func.func private @twice(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+                        "    %0 = stablehlo.add %a, %a : tensor<2xf32>\n    return %0 : tensor<2xf32>\n  }";
+  b.AddFunction("twice", f);
+  b.AddFunction("twice", f);
+  auto y = b.Op("func.call", {x}, {x.type}, "{callee = @twice}")[0];
+  b.Return({y});
+  const std::string text = b.Finish();
+  EXPECT_EQ(text.find("@twice("), text.rfind("@twice("));
+  EXPECT_LT(text.find("func.func public @main"), text.find("func.func private @twice"));
+  auto client = testing_plugin::Client();
+  auto exe = client->Compile(text, pjrt::CompileOptions{});
+  EXPECT_NE(exe, nullptr);
+}
+
 TEST(HloBuilder, Float8ConvertsThroughF32AndSaturatesE4M3FN) {
   hlo::Builder b;
   auto x = b.Arg(TensorType{DType::kF64, {4}});
