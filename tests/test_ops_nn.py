@@ -98,6 +98,9 @@ ACTIVATIONS = {
     "hardswish": F.hardswish,
     "hardsigmoid": F.hardsigmoid,
     "hardtanh": lambda x: F.hardtanh(x, -1.5, 2.0),
+    "hardshrink": lambda x: F.hardshrink(x, 1.25),
+    "softshrink": lambda x: F.softshrink(x, 0.75),
+    "threshold": lambda x: F.threshold(x, 0.5, -2.0),
     "logsigmoid": F.logsigmoid,
     "glu_last": F.glu,
     "glu_dim0": lambda x: F.glu(x, dim=0),
@@ -120,6 +123,25 @@ def test_activation_forward_backward(name, noncontig):
                                   "log_softmax_last", "mish", "logsigmoid"])
 def test_activation_forward_bf16(name):
     compare(ACTIVATIONS[name], make((4, 6, 8), torch.bfloat16, low=-4, high=4))
+
+
+def test_threshold_and_shrinks_edges_dtypes_and_errors():
+    # Values on the thresholds, NaN and infinities; integer threshold as the
+    # CPU allows; in-place and out=; the CPU's errors.
+    x = torch.tensor([-2.0, -1.25, -0.75, -0.5, 0.0, 0.5, 0.75, 1.25, 3.0, float("nan"), float("inf"),
+                      -float("inf")])
+    for fn in (lambda t: F.hardshrink(t, 1.25), lambda t: F.softshrink(t, 0.75), lambda t: F.softshrink(t, 0.0),
+               lambda t: F.threshold(t, 0.5, -2.0), lambda t: F.threshold(t, 0.5, -2.0, inplace=True),
+               lambda t: torch.hardshrink(t, 0.5, out=torch.empty_like(t)),
+               lambda t: torch._C._nn.softshrink(t, 0.5, out=torch.empty_like(t)),
+               lambda t: torch.threshold(t, 0.0, 9.0, out=torch.empty_like(t))):
+        compare(fn, x)
+        compare(fn, x.to(torch.bfloat16))
+    compare(lambda t: F.threshold(t, 3, 100), torch.arange(-5, 6))
+    compare(lambda t: F.threshold(t, 3, 100), torch.arange(0, 9, dtype=torch.uint8))
+    for bad in (lambda t: F.hardshrink(t.long(), 0.5), lambda t: F.softshrink(t.long(), 0.5),
+                lambda t: F.threshold(t > 0, 0.5, 1.0), lambda t: F.softshrink(t, -1.0)):
+        compare(bad, x)
 
 
 def test_activation_backward_bf16():

@@ -34,6 +34,10 @@ Value GeluTanhInner(Builder& b, Value x) {
 }
 
 Value SoftplusOf(Builder& b, Value x) { return b.Unary("log_plus_one", b.Unary("exponential", x)); }
+// -l <= x <= l (false for NaN), the shrink functions' dead zone.
+Value Inside(Builder& b, Value x, Value l) {
+  return And(b, b.Cmp(x, b.Unary("negate", l), Compare::kGE), b.Cmp(x, l, Compare::kLE));
+}
 
 const std::map<std::string, Formula>& Formulas() {
   static const std::map<std::string, Formula> table = {
@@ -167,6 +171,26 @@ const std::map<std::string, Formula>& Formulas() {
          Value g = v[0], x = v[1];
          Value outside = Or(b, b.Cmp(x, v[2], Compare::kLE), b.Cmp(x, v[3], Compare::kGE));
          return Values{b.Select(outside, Zero(b, g), g)};
+       }},
+      // threshold(x, threshold, value): x <= threshold ? value : x (NaN stays).
+      {"threshold", [](Builder& b, const Values& v) {
+         return Values{b.Select(b.Cmp(v[0], v[1], Compare::kLE), v[2], v[0])};
+       }},
+      // hardshrink(x, lambd): 0 inside [-lambd, lambd], else x (NaN stays).
+      {"hardshrink", [](Builder& b, const Values& v) {
+         return Values{b.Select(Inside(b, v[0], v[1]), Zero(b, v[0]), v[0])};
+       }},
+      // softshrink(x, lambd): x -+ lambd outside [-lambd, lambd], else x * 0
+      // (the CPU's form: NaN stays NaN).
+      {"softshrink", [](Builder& b, const Values& v) {
+         Value x = v[0], l = v[1];
+         Value low = b.Select(b.Cmp(x, b.Unary("negate", l), Compare::kLT), b.Add(x, l), b.Mul(x, Zero(b, x)));
+         return Values{b.Select(b.Cmp(x, l, Compare::kGT), b.Sub(x, l), low)};
+       }},
+      // hardshrink_backward / softshrink_backward(grad, x, lambd): the same
+      // mask for both.
+      {"shrink_backward", [](Builder& b, const Values& v) {
+         return Values{b.Select(Inside(b, v[1], v[2]), Zero(b, v[0]), v[0])};
        }},
       // log_sigmoid_forward: (min(x, 0) - log1p(exp(-|x|)), buffer exp(-|x|)).
       {"log_sigmoid", [](Builder& b, const Values& v) {

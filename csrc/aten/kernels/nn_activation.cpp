@@ -8,6 +8,7 @@
 #include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
 
+#include <limits>
 #include <vector>
 
 #include "aten/kernels/nn_util.h"
@@ -97,6 +98,56 @@ at::Tensor GeluBackward(const at::Tensor& grad, const at::Tensor& self, c10::str
 at::Tensor& GeluBackwardOut(const at::Tensor& grad, const at::Tensor& self, c10::string_view approximate,
                             at::Tensor& out) {
   Pointwise(GeluKind(approximate) + "_backward", {grad, self}, {}, Mode::kOut, &out);
+  return out;
+}
+
+// --- threshold, hardshrink, softshrink (+ the shrinks' backward ops)
+at::Tensor Threshold(const at::Tensor& self, const c10::Scalar& threshold, const c10::Scalar& value) {
+  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != c10::kBool, "\"threshold_cpu\" not implemented for 'Bool'");
+  return Pointwise("threshold", {self}, {threshold, value});
+}
+at::Tensor& ThresholdInplace(at::Tensor& self, const c10::Scalar& threshold, const c10::Scalar& value) {
+  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != c10::kBool, "\"threshold_cpu\" not implemented for 'Bool'");
+  Pointwise("threshold", {self}, {threshold, value}, Mode::kInplace);
+  return self;
+}
+at::Tensor& ThresholdOut(const at::Tensor& self, const c10::Scalar& threshold, const c10::Scalar& value,
+                         at::Tensor& out) {
+  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != c10::kBool, "\"threshold_cpu\" not implemented for 'Bool'");
+  Pointwise("threshold", {self}, {threshold, value}, Mode::kOut, &out);
+  return out;
+}
+void CheckLambd(const at::Tensor& self, const c10::Scalar& lambd) {
+  // As the CPU's softshrink meta function words it.
+  TORCH_CHECK(lambd.toDouble() >= 0, "lambda must be in range [0, ", std::numeric_limits<float>::max(),
+              "] for input dtype ", self.scalar_type(), ", but found ", lambd.toDouble());
+}
+at::Tensor Hardshrink(const at::Tensor& self, const c10::Scalar& lambd) {
+  CheckFloating(self, "hardshrink_cpu");
+  return Pointwise("hardshrink", {self}, {lambd});
+}
+at::Tensor& HardshrinkOut(const at::Tensor& self, const c10::Scalar& lambd, at::Tensor& out) {
+  CheckFloating(self, "hardshrink_cpu");
+  Pointwise("hardshrink", {self}, {lambd}, Mode::kOut, &out);
+  return out;
+}
+at::Tensor Softshrink(const at::Tensor& self, const c10::Scalar& lambd) {
+  CheckLambd(self, lambd);
+  CheckFloating(self, "softshrink_check");
+  return Pointwise("softshrink", {self}, {lambd});
+}
+at::Tensor& SoftshrinkOut(const at::Tensor& self, const c10::Scalar& lambd, at::Tensor& out) {
+  CheckLambd(self, lambd);
+  CheckFloating(self, "softshrink_check");
+  Pointwise("softshrink", {self}, {lambd}, Mode::kOut, &out);
+  return out;
+}
+at::Tensor ShrinkBackward(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& lambd) {
+  return Pointwise("shrink_backward", {grad, self}, {lambd});
+}
+at::Tensor& ShrinkBackwardOut(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& lambd,
+                              at::Tensor& out) {
+  Pointwise("shrink_backward", {grad, self}, {lambd}, Mode::kOut, &out);
   return out;
 }
 
@@ -334,6 +385,17 @@ at::Tensor& LogSoftmaxBackwardOut(const at::Tensor& grad, const at::Tensor& outp
 }  // namespace
 
 void RegisterActivations() {
+  Impl("threshold", Threshold);
+  Impl("threshold_", ThresholdInplace);
+  Impl("threshold.out", ThresholdOut);
+  Impl("hardshrink", Hardshrink);
+  Impl("hardshrink.out", HardshrinkOut);
+  Impl("hardshrink_backward", ShrinkBackward);
+  Impl("hardshrink_backward.grad_input", ShrinkBackwardOut);
+  Impl("softshrink", Softshrink);
+  Impl("softshrink.out", SoftshrinkOut);
+  Impl("softshrink_backward", ShrinkBackward);
+  Impl("softshrink_backward.grad_input", ShrinkBackwardOut);
   Impl("threshold_backward", ThresholdBackward);
   Impl("threshold_backward.grad_input", ThresholdBackwardOut);
   Impl("gelu", Gelu);
