@@ -209,3 +209,55 @@ def test_attention_like_chain():
         s = q @ k.transpose(-2, -1) * (16 ** -0.5)
         return torch.softmax(s, -1) @ v
     compare(attn, m((2, 3, 5, 16)), m((2, 3, 7, 16), seed=1), m((2, 3, 7, 16), seed=2))
+
+
+# ------------------------------------------ products written as other native ops
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64], ids=dtype_id)
+def test_trace_vdot_addbmm(dtype):
+    m = make((5, 5), dtype)
+    compare(torch.trace, m)
+    compare(torch.trace, NonContig(make((4, 6), dtype, seed=1)))
+    a, b = make((7,), dtype, seed=2), make((7,), dtype, seed=3)
+    compare(torch.vdot, a, NonContig(b))
+    compare(lambda x, y: torch.vdot(x, y, out=torch.empty((), dtype=dtype, device=x.device)), a, b)
+    s, b1, b2 = make((3, 4), dtype, seed=4), make((5, 3, 2), dtype, seed=5), make((5, 2, 4), dtype, seed=6)
+    # bf16: one rounding of a 10-term sum where the CPU rounds per batch.
+    tol = {torch.bfloat16: (3e-2, 5e-2)}
+    compare(torch.addbmm, s, b1, b2, dtype_tol=tol)
+    compare(lambda x, p, q: torch.addbmm(x, p, q, beta=2, alpha=3), NonContig(s), Transposed(b1), b2, dtype_tol=tol)
+    compare(lambda x, p, q: x.addbmm_(p, q, alpha=2), s, b1, b2, dtype_tol=tol)
+    compare(lambda x, p, q: torch.addbmm(x, p, q, out=torch.empty(3, 4, dtype=dtype, device=x.device)), s, b1, b2,
+            dtype_tol=tol)
+
+
+def test_addbmm_beta_zero_ignores_nan_and_errors():
+    s = torch.full((2, 3), float("nan"))
+    compare(lambda x, p, q: torch.addbmm(x, p, q, beta=0), s, make((4, 2, 5)), make((4, 5, 3), seed=1))
+    for bad in ((make((2, 2)), make((3, 2, 4)), make((2, 4, 2))), (make((2, 2)), make((2, 4)), make((2, 4, 2))),
+                (make((2, 2)), make((3, 2, 4)), make((3, 5, 2)))):
+        compare(torch.addbmm, *bad)
+    compare(torch.trace, make((2, 2, 2)))
+    compare(torch.trace, make((3, 3)) > 0)
+    compare(torch.vdot, make((3,)), make((3,)).long())
+    compare(torch.vdot, make((3, 1)), make((3,)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64], ids=dtype_id)
+def test_linalg_cross(dtype):
+    a, b = make((4, 3), dtype), make((4, 3), dtype, seed=1)
+    compare(torch.linalg.cross, a, NonContig(b))
+    compare(lambda x, y: torch.linalg.cross(x, y, dim=0), make((3, 5), dtype, seed=2), make((3, 1), dtype, seed=3))
+    compare(lambda x, y: torch.cross(x, y, dim=1), make((2, 3, 2), dtype), make((2, 3, 2), dtype, seed=4))
+    compare(lambda x, y: torch.linalg.cross(x, y, out=torch.empty(4, 3, dtype=dtype, device=x.device)), a, b)
+    compare(torch.linalg.cross, make((2, 4), dtype), make((2, 4), dtype))
+
+
+def test_channel_shuffle():
+    x = make((2, 6, 3, 2))
+    compare(lambda t: torch.channel_shuffle(t, 3), x)
+    compare(lambda t: torch.nn.functional.channel_shuffle(t, 2), NonContig(x))
+    compare(lambda t: torch.nn.ChannelShuffle(2)(t), make((1, 4, 5)))
+    compare(lambda t: torch.channel_shuffle(t, 4), x)
+    compare(lambda t: torch.channel_shuffle(t, 2), make((2, 6)))

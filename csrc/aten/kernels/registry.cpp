@@ -18,6 +18,8 @@ void RegisterDistance();
 void RegisterMaskedPut();
 // special.cpp: gcd/lcm, heaviside, nextafter, frexp, logit and the special functions.
 void RegisterSpecial();
+// linalg_composite.cpp: trace, vdot, addbmm, linalg_cross, channel_shuffle over native ops.
+void RegisterLinalgComposites();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -52,6 +54,7 @@ void RegisterAllOps() {
   RegisterDistance();
   RegisterMaskedPut();
   RegisterSpecial();
+  RegisterLinalgComposites();
 }
 
 }  // namespace torchtpu::aten
