@@ -710,3 +710,31 @@ def test_clip_grad_norm(foreach, norm_type):
         total = torch.nn.utils.clip_grad_norm_(params, 0.5, norm_type=norm_type, foreach=foreach)
         return [total] + [p.grad for p in params]
     compare(fn, *grads)
+
+
+# ------------------------------------------------- reflection / replication padding
+
+PADS = [((2, 3, 7), (2, 3)), ((3, 7), (1, 0)), ((2, 3, 7), (-2, 3)), ((2, 2, 5, 6), (1, 2, 3, 0)),
+        ((2, 5, 6), (0, 5, -1, 2)), ((1, 2, 3, 4, 5), (1, 1, 2, 0, 2, 1)), ((2, 3, 4, 5), (3, -1, 1, 1, 0, 2))]
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+@pytest.mark.parametrize("case", range(len(PADS)))
+def test_reflect_replicate_pad_forward_backward(mode, case):
+    shape, pad = PADS[case]
+    x = make(shape, low=-4, high=4)
+    fwd_bwd(lambda t: F.pad(t, pad, mode=mode), x)
+    fwd_bwd(lambda t: F.pad(t, pad, mode=mode), x, noncontig=True)
+    compare(lambda t: F.pad(t, pad, mode=mode), make(shape, torch.bfloat16))
+    compare(lambda t: F.pad(t, pad, mode=mode), make(shape, torch.int64))
+
+
+def test_pad_out_and_errors_like_cpu():
+    x = make((1, 2, 6))
+    compare(lambda t: torch._C._nn.reflection_pad1d(t, (2, 1), out=torch.empty(0, device=t.device)), x)
+    compare(lambda t: torch._C._nn.replication_pad2d(t, (1, 1, 2, 0), out=torch.empty(0, device=t.device)),
+            make((2, 3, 4)))
+    for bad in (lambda t: F.pad(t, (6, 1), mode="reflect"), lambda t: F.pad(t, (-4, -3), mode="replicate"),
+                lambda t: F.pad(t > 0, (1, 1), mode="reflect"), lambda t: F.pad(t[:, :0], (1, 1), mode="replicate"),
+                lambda t: F.pad(make((1, 2, 3, 4)).to(t.device), (1, 1, 3, 1), mode="reflect")):
+        compare(bad, x)

@@ -20,6 +20,8 @@ void RegisterMaskedPut();
 void RegisterSpecial();
 // linalg_composite.cpp: trace, vdot, addbmm, linalg_cross, channel_shuffle over native ops.
 void RegisterLinalgComposites();
+// pad.cpp: reflection_pad and replication_pad 1d/2d/3d and their backward ops.
+void RegisterPadding();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -55,6 +57,7 @@ void RegisterAllOps() {
   RegisterMaskedPut();
   RegisterSpecial();
   RegisterLinalgComposites();
+  RegisterPadding();
 }
 
 }  // namespace torchtpu::aten
