@@ -125,6 +125,16 @@ def test_activation_forward_bf16(name):
     compare(ACTIVATIONS[name], make((4, 6, 8), torch.bfloat16, low=-4, high=4))
 
 
+@pytest.mark.parametrize("channels", [1, 3])
+@pytest.mark.parametrize("noncontig", LAYOUTS, ids=LAYOUT_IDS)
+def test_prelu_forward_backward(channels, noncontig):
+    x = make((4, 3, 5), low=-3, high=3)
+    w = make((channels,), low=-1, high=1, seed=1)
+    assert fwd_bwd(F.prelu, x, w, noncontig=noncontig) == 2
+    compare(F.prelu, make((2, 3, 4), torch.bfloat16), make((3,), torch.bfloat16, seed=2))
+    compare(F.prelu, torch.tensor([float("nan"), -1.0, 2.0]), torch.tensor([0.5]))
+
+
 def test_threshold_and_shrinks_edges_dtypes_and_errors():
     # Values on the thresholds, NaN and infinities; integer threshold as the
     # CPU allows; in-place and out=; the CPU's errors.

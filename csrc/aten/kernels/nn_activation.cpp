@@ -151,6 +151,18 @@ at::Tensor& ShrinkBackwardOut(const at::Tensor& grad, const at::Tensor& self, co
   return out;
 }
 
+// --- prelu's kernels (torch.prelu reshapes the weight to broadcast first):
+// x > 0 ? x : w * x, and its gradients of the broadcast shape (autograd sums
+// the weight's down to its shape).
+at::Tensor PreluKernel(const at::Tensor& self, const at::Tensor& weight) {
+  return at::where(self > 0, self, weight * self);
+}
+std::tuple<at::Tensor, at::Tensor> PreluKernelBackward(const at::Tensor& grad, const at::Tensor& self,
+                                                       const at::Tensor& weight) {
+  at::Tensor positive = self > 0;
+  return {at::where(positive, grad, weight * grad), at::where(positive, at::zeros_like(grad), self * grad)};
+}
+
 // --- backward ops of relu, tanh, sigmoid, hardtanh, log_sigmoid
 at::Tensor ThresholdBackward(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& threshold) {
   return Pointwise("threshold_backward", {grad, self}, {threshold});
@@ -385,6 +397,8 @@ at::Tensor& LogSoftmaxBackwardOut(const at::Tensor& grad, const at::Tensor& outp
 }  // namespace
 
 void RegisterActivations() {
+  Impl("_prelu_kernel", PreluKernel);
+  Impl("_prelu_kernel_backward", PreluKernelBackward);
   Impl("threshold", Threshold);
   Impl("threshold_", ThresholdInplace);
   Impl("threshold.out", ThresholdOut);

@@ -22,6 +22,8 @@ void RegisterSpecial();
 void RegisterLinalgComposites();
 // pad.cpp: reflection_pad and replication_pad 1d/2d/3d and their backward ops.
 void RegisterPadding();
+// bincount.cpp: bincount (one host read of the input's range, as CUDA).
+void RegisterBincount();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -58,6 +60,7 @@ void RegisterAllOps() {
   RegisterSpecial();
   RegisterLinalgComposites();
   RegisterPadding();
+  RegisterBincount();
 }
 
 }  // namespace torchtpu::aten
