@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import op_check
-from op_check import DEVICE, NonContig, compare, dtype_id, make, to_device_noncontig
+from op_check import DEVICE, dtype_id, make, to_device_noncontig
 
 
 def _ref_histc(x, *args, **kwargs):
@@ -307,29 +307,3 @@ def test_tiny_generate_matches_cpu(monkeypatch):
         assert device_calls, "generate() called no isin on the device"
     assert torch.equal(got, expected)
 
-
-# ------------------------------------------------------------------- bincount
-
-
-@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.int16])
-def test_bincount(dtype):
-    x = make((40,), dtype, low=0, high=9)
-    compare(torch.bincount, x)
-    compare(lambda t: torch.bincount(t, minlength=15), NonContig(x))
-    compare(lambda t: torch.bincount(t, minlength=3), x)
-    for wdtype in (torch.float32, torch.float64, torch.bfloat16, torch.int64):
-        compare(lambda t, w: torch.bincount(t, w), x, make((40,), wdtype, seed=1))
-    compare(lambda t, w: torch.bincount(t, w, minlength=20), x, NonContig(make((40,), seed=2)))
-
-
-def test_bincount_empty_and_errors():
-    empty = torch.zeros(0, dtype=torch.long)
-    compare(torch.bincount, empty)
-    compare(lambda t: torch.bincount(t, minlength=4), empty)
-    x = torch.tensor([1, 3, 3, 0])
-    for bad in (lambda t: torch.bincount(t - 2), lambda t: torch.bincount(t.reshape(2, 2)),
-                lambda t: torch.bincount(t, torch.ones(3, device=t.device)), lambda t: torch.bincount(t.float()),
-                lambda t: torch.bincount(t, minlength=-1), lambda t: torch.bincount(t > 0)):
-        compare(bad, x)
-    # The device is still usable after the range error (read on the host).
-    compare(torch.bincount, x)

@@ -22,8 +22,9 @@ void RegisterSpecial();
 void RegisterLinalgComposites();
 // pad.cpp: reflection_pad and replication_pad 1d/2d/3d and their backward ops.
 void RegisterPadding();
-// bincount.cpp: bincount (one host read of the input's range, as CUDA).
-void RegisterBincount();
+// data_dependent.cpp: bincount, unique, unique_consecutive, repeat_interleave
+// (one host read each for the output's length, as CUDA).
+void RegisterDataDependent();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -60,7 +61,7 @@ void RegisterAllOps() {
   RegisterSpecial();
   RegisterLinalgComposites();
   RegisterPadding();
-  RegisterBincount();
+  RegisterDataDependent();
 }
 
 }  // namespace torchtpu::aten
