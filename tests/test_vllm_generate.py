@@ -116,25 +116,139 @@ def test_device_sampling_parameters(engines):
     assert compiles_after_warmup() == engines["compiles_before"]
 
 
+def sampling_steps(llm) -> dict:
+    """The runner's count of steps sampled on the device and by vLLM's host
+    sampler (which downloads the logits)."""
+    return dict(llm.collective_rpc(lambda worker: worker.model_runner.sampling_steps)[0])
+
+
 def test_host_sampler_requests(engines):
-    """Requests the device sampler leaves to vLLM's host sampler (logprobs,
-    seeds) get the same greedy tokens, and still compile nothing."""
+    """Requests the device sampler leaves to vLLM's host sampler (logprobs)
+    get the same greedy tokens, and still compile nothing."""
     from vllm import SamplingParams
 
     _, llm = engines["llama"]
     prompts = [{"prompt_token_ids": p} for p in PROMPTS]
     greedy = [list(o.outputs[0].token_ids) for o in llm.generate(
         prompts, SamplingParams(temperature=0.0, max_tokens=6, ignore_eos=True), use_tqdm=False)]
+    before = sampling_steps(llm)
     with_lp = llm.generate(prompts, SamplingParams(temperature=0.0, max_tokens=6, ignore_eos=True, logprobs=2),
                            use_tqdm=False)
+    after = sampling_steps(llm)
+    assert after["host"] > before["host"] and after["device"] == before["device"]
     assert [list(o.outputs[0].token_ids) for o in with_lp] == greedy
     for o in with_lp:
         steps = o.outputs[0].logprobs
         assert len(steps) == 6
         for tok, step in zip(o.outputs[0].token_ids, steps):
             assert max(step, key=lambda t: step[t].logprob) == tok
-    seeded = SamplingParams(temperature=1.0, seed=1234, max_tokens=8, ignore_eos=True)
-    a = [list(o.outputs[0].token_ids) for o in llm.generate(prompts, seeded, use_tqdm=False)]
-    b = [list(o.outputs[0].token_ids) for o in llm.generate(prompts, seeded, use_tqdm=False)]
-    assert a == b
+    # A seeded host-sampled request whose prompt is prefilled in two chunks
+    # the first time (50 tokens, 32 a step) and comes from the prefix cache
+    # the second: the same tokens only if the discarded sample of the first
+    # chunk left the request's generator where it was.
+    long_prompt = [{"prompt_token_ids": list(range(100, 150))}]
+    seeded_lp = SamplingParams(temperature=1.0, seed=77, logprobs=1, max_tokens=8, ignore_eos=True)
+    first = llm.generate(long_prompt, seeded_lp, use_tqdm=False)[0]
+    second = llm.generate(long_prompt, seeded_lp, use_tqdm=False)[0]
+    assert (second.num_cached_tokens or 0) >= 32, "the second run should start from the prefix cache"
+    assert list(first.outputs[0].token_ids) == list(second.outputs[0].token_ids)
     assert compiles_after_warmup() == engines["compiles_before"]
+
+
+def test_seeded_noise_is_a_function_of_seed_step_and_index(engines):
+    """The seeded Gumbel noise: the same bits on tpu as on the CPU (integer
+    ops), exponentially distributed, and different for another seed or step."""
+    from torchtpu.vllm.sampler import seeded_noise
+
+    before = compiles_after_warmup()
+    seed = torch.tensor([0, 1234, -5, 2**63 - 1, 1234], dtype=torch.int64)
+    step = torch.tensor([0, 3, 7, 100, 4], dtype=torch.int64)
+    cpu = seeded_noise(seed, step, 4099)
+    tpu = seeded_noise(seed.to("tpu"), step.to("tpu"), 4099).cpu()
+    torch.testing.assert_close(tpu, cpu)
+    assert torch.isfinite(cpu).all() and (cpu > 0).all()
+    # Exp(1): mean and variance 1 (20,495 draws: 5 sigma is about 0.035 for the mean).
+    assert abs(cpu.mean().item() - 1) < 0.05 and abs(cpu.var().item() - 1) < 0.1
+    assert not torch.equal(cpu[1], cpu[4]), "the step must change the noise"
+    again = seeded_noise(seed[[1]], step[[1]], 4099)
+    assert torch.equal(again[0], cpu[1]), "a row must not depend on the other rows"
+    # This test's own tpu ops are new programs (shapes no bucket has), not
+    # the engines': the engine tests count from after them.
+    engines["compiles_before"] += compiles_after_warmup() - before
+
+
+def test_seeded_sampling_runs_on_the_device(engines):
+    """Requests with a seed are sampled on the device (no host sampler step,
+    no logits download): the same seed gives the same tokens, alone or next
+    to unseeded requests, another seed other tokens; nothing compiles."""
+    from vllm import SamplingParams
+
+    _, llm = engines["llama"]
+    prompts = [{"prompt_token_ids": p} for p in PROMPTS]
+
+    def run(params):
+        return [list(o.outputs[0].token_ids) for o in llm.generate(prompts, params, use_tqdm=False)]
+
+    def seeded(seed):
+        return SamplingParams(temperature=2.0, seed=seed, max_tokens=8, ignore_eos=True)
+
+    before = sampling_steps(llm)
+    a = run(seeded(1234))
+    after = sampling_steps(llm)
+    assert after["host"] == before["host"], "seeded requests went to vLLM's host sampler"
+    assert after["device"] > before["device"]
+    assert run(seeded(1234)) == a
+    # At temperature 2 on a flat random model, 5 x 8 draws with another seed
+    # all equal to the first seed's: probability far below 1e-9.
+    assert run(seeded(4321)) != a
+    # Each request's tokens depend on its seed only, not on its batch: the
+    # same seeded prompts between unseeded ones (and their generator draws).
+    unseeded = SamplingParams(temperature=2.0, max_tokens=8, ignore_eos=True)
+    mixed = llm.generate(prompts + prompts, [seeded(1234)] * len(prompts) + [unseeded] * len(prompts),
+                         use_tqdm=False)
+    assert [list(o.outputs[0].token_ids) for o in mixed[:len(prompts)]] == a
+    assert len({tuple(t) for t in a}) > 1, "different prompts with one seed should differ"
+    # Chunked the first time (50 new tokens, 32 a step), from the prefix
+    # cache the second: the noise counts generated tokens, not steps.
+    long_prompt = [{"prompt_token_ids": list(range(150, 200))}]
+    first = llm.generate(long_prompt, seeded(99), use_tqdm=False)[0]
+    second = llm.generate(long_prompt, seeded(99), use_tqdm=False)[0]
+    assert (second.num_cached_tokens or 0) >= 32
+    assert list(first.outputs[0].token_ids) == list(second.outputs[0].token_ids)
+    assert sampling_steps(llm)["host"] == before["host"]
+    assert compiles_after_warmup() == engines["compiles_before"]
+
+
+def late_compile_counter(model_name) -> int | None:
+    """vllm:torchtpu_compiles_after_warmup of this engine in the process's
+    Prometheus registry (what LLM.get_metrics() reads), None if absent."""
+    from vllm.v1.metrics.reader import Counter, get_metrics_snapshot
+
+    for m in get_metrics_snapshot():
+        if (isinstance(m, Counter) and m.name == "vllm:torchtpu_compiles_after_warmup"
+                and m.labels.get("model_name") == model_name):
+            return m.value
+    return None
+
+
+def test_zz_late_compiles_reach_prometheus(engines):
+    """The last test of the module (it compiles after warmup on purpose):
+    the runner counts programs compiled after warmup in its Prometheus
+    counter, from 0 at the end of warmup."""
+    from vllm import SamplingParams
+
+    path, llm = engines["llama"]
+    params = SamplingParams(temperature=0.0, max_tokens=2, ignore_eos=True)
+    llm.generate([{"prompt_token_ids": PROMPTS[0]}], params, use_tqdm=False)
+    # The series exists from the end of warmup; its value is what compiled
+    # since this engine's warmup (the qwen3 engine's start-up may count:
+    # the detector's counter is the process's).
+    start = late_compile_counter(path)
+    assert start is not None
+    before = compiles_after_warmup()
+    (torch.arange(12347, device="tpu") * 3).sum().item()  # a shape no bucket has: new programs
+    forced = compiles_after_warmup() - before
+    assert forced > 0
+    # The runner reports at the end of its next step.
+    llm.generate([{"prompt_token_ids": PROMPTS[0]}], params, use_tqdm=False)
+    assert late_compile_counter(path) == start + forced

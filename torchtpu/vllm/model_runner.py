@@ -9,20 +9,25 @@ CPU platform (this class extends its CPU runner). What runs on ``tpu``:
   requests to a bucket (buckets.py), uploads its inputs and metadata, and
   runs in torchtpu's fused mode, so the whole forward pass is one program
   per bucket;
-* sampling (sampler.py): greedy, temperature, top-k and top-p, one program
-  per request bucket. Requests that need what it does not do (logprobs,
-  penalties, seeds, logit bias, min-p, min-tokens, bad words, allowed token
-  ids) are sampled by vLLM's own sampler on the host from the same logits.
+* sampling (sampler.py): greedy, temperature, top-k, top-p and per-request
+  seeds, one program per request bucket. Requests that need what it does
+  not do (logprobs, penalties, logit bias, min-p, min-tokens, bad words,
+  allowed token ids) are sampled by vLLM's own sampler on the host from the
+  same logits. ``sampling_steps`` counts the steps of each kind.
 
 ``warmup()`` runs every bucket once (progress bar) before serving, so the
 persistent program cache (TORCHTPU_PROGRAM_CACHE_DIR /
 TORCHTPU_EXECUTABLE_CACHE_DIR) holds them all, then turns on torchtpu's
 unexpected-compile detector (``torchtpu.experimental.warmup_done()``).
+Programs compiled after that are logged and counted in the Prometheus
+counter ``vllm:torchtpu_compiles_after_warmup_total`` (metrics.py).
 """
 from __future__ import annotations
 
+import contextlib
 import time
 
+import numpy as np
 import torch
 
 from vllm.forward_context import set_forward_context
@@ -35,6 +40,7 @@ from vllm.v1.worker.utils import bind_kv_cache
 import torchtpu._cache as ttc
 import torchtpu.experimental as ttx
 
+from . import metrics
 from .attention import PAD_SLOT, TpuPagedAttentionMetadata
 from .buckets import Buckets, bucket_for
 from .sampler import SamplingInputs, sample
@@ -50,6 +56,10 @@ class TpuModelRunner(CPUModelRunner):
         self._num_logits = 0
         self.warmup_seconds = None
         self._compiles_reported = 0
+        self._late_compiles = None  # this engine's Prometheus counter, from the end of warmup on
+        # Steps sampled on the device and by vLLM's host sampler (which
+        # downloads the logits).
+        self.sampling_steps = {"device": 0, "host": 0}
 
     # --- KV cache: one [num_blocks, kv_heads, block_size, 2 * head] tpu tensor per layer
     def initialize_kv_cache_tensors(self, kv_cache_config, kernel_block_sizes, kv_cache_allocation_context=None):
@@ -128,6 +138,7 @@ class TpuModelRunner(CPUModelRunner):
         if n > self._compiles_reported:
             logger.warning("torchtpu: %d program(s) compiled after warmup (%d in all)",
                            n - self._compiles_reported, n)
+            self._late_compiles.inc(n - self._compiles_reported)
             self._compiles_reported = n
 
     def _sample(self, logits, spec_decode_metadata) -> SamplerOutput:
@@ -138,11 +149,41 @@ class TpuModelRunner(CPUModelRunner):
             # The whole padded buffer (a plain download), then the rows: a
             # device slice of n rows would be a new program for each n.
             host_logits = logits.cpu()[:n]
-            return self.sampler(logits=host_logits, sampling_metadata=self.input_batch.sampling_metadata)
+            self.sampling_steps["host"] += 1
+            with self._discarded_rows_keep_their_generators():
+                return self.sampler(logits=host_logits, sampling_metadata=self.input_batch.sampling_metadata)
         with ttx.set_eager_mode("fused"):
             tokens = sample(logits, inputs.to(self.tpu))
+        self.sampling_steps["device"] += 1
         return SamplerOutput(sampled_token_ids=tokens.cpu()[:n].to(torch.int32).unsqueeze(-1),
                              logprobs_tensors=None)
+
+    @contextlib.contextmanager
+    def _discarded_rows_keep_their_generators(self):
+        """A partial prefill's sampled token is discarded, so its seeded
+        generator must not advance: vLLM rewinds it afterwards by the
+        Philox offset, which CPU generators do not have
+        (_bookkeeping_sync); their state is restored here instead."""
+        num_reqs = self.input_batch.num_reqs
+        generators = self.input_batch.generators
+        discarded = (int(i) for i in np.nonzero(self.discard_request_mask.np[:num_reqs])[0])
+        saved = {i: generators[i].get_state() for i in discarded if i in generators}
+        try:
+            yield
+        finally:
+            for i, state in saved.items():
+                generators[i].set_state(state)
+
+    def _bookkeeping_sync(self, *args, **kwargs):
+        # The only use of the generators there is the CUDA-only offset
+        # rewind of discarded rows: _sample keeps those generators where
+        # they were (host sampler), the device sampler does not use them.
+        generators = self.input_batch.generators
+        self.input_batch.generators = {}
+        try:
+            return super()._bookkeeping_sync(*args, **kwargs)
+        finally:
+            self.input_batch.generators = generators
 
     # --- warmup: every (tokens, requests, blocks) bucket, then the detector
     def _bucket_step(self, tb: int, rb: int, bb: int) -> None:
@@ -169,6 +210,7 @@ class TpuModelRunner(CPUModelRunner):
             # alive (its ExecuteModelState holds them), the indices do not.
             sample_hidden = hidden[torch.zeros(rb, dtype=torch.int64).to(self.tpu)]
             logits = self.model.compute_logits(sample_hidden)
+        # Neutral rows: seeded or not, every value runs the same program.
         with ttx.set_eager_mode("fused"):
             tokens = sample(logits, SamplingInputs.neutral(rb).to(self.tpu))
         tokens.cpu()
@@ -191,6 +233,7 @@ class TpuModelRunner(CPUModelRunner):
         # The counter is the process's: programs compiled after an earlier
         # warmup (another engine, the user's own code) are not this engine's.
         self._compiles_reported = ttc.counters()["misses_after_warmup"]
+        self._late_compiles = metrics.compiles_after_warmup(self.vllm_config)
         logger.info("torchtpu: warmed up %d buckets in %.1f s; compiles from now on are reported "
                     "(TORCHTPU_RECOMPILE)", len(shapes), self.warmup_seconds)
         return self.warmup_seconds
