@@ -111,6 +111,15 @@ std::string Builder::Finish() const {
   return s;
 }
 
+std::vector<Value> Builder::While(const std::vector<Value>& state, const RegionFn& cond, const RegionFn& body) {
+  std::vector<TensorType> types;
+  for (const Value& v : state) types.push_back(v.type);
+  // Two regions: BuildRegion gives "({...})" each; the op takes "({...}, {...})".
+  std::string c = BuildRegion(types, cond);
+  std::string r = BuildRegion(types, body);
+  return Op("stablehlo.while", state, types, c.substr(0, c.size() - 1) + ", " + r.substr(1));
+}
+
 void Builder::AddFunction(const std::string& symbol, const std::string& text) {
   for (const auto& f : functions_) {
     if (f.first == symbol) return;

@@ -119,6 +119,10 @@ class Builder {
                                   const std::vector<std::pair<int64_t, int64_t>>& padding,
                                   const RegionFn& body);
 
+  // stablehlo.while over `state`: `cond` maps the state to an i1 scalar,
+  // `body` to the next state (same types). Returns the final state.
+  std::vector<Value> While(const std::vector<Value>& state, const RegionFn& cond, const RegionFn& body);
+
   // A module-level function beside @main (text of one `func.func`), for
   // func.call; one definition per symbol however often it is added.
   void AddFunction(const std::string& symbol, const std::string& text);

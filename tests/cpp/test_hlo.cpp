@@ -224,3 +224,22 @@ TEST(HloRun, ConvolutionAndConstantArray) {
   // z: windows of [0, 2, 0, 3, 0, 4, 0, 5] (dilated [1 0 2 0 3 0 4 0 5], first dropped).
   EXPECT_EQ(out, (std::vector<float>{-2, -2, 4, 20, 2, 30, 3, 40, 4, 50}));
 }
+
+TEST(HloBuilder, WhileRunsItsBodyUntilTheConditionFails) {
+  // acc starts at x and gains x five times: 6x.
+  hlo::Builder b;
+  auto x = b.Arg(TensorType{DType::kF32, {3}});
+  auto zero = b.Constant(hlo::Literal::Int(0), DType::kI64, {});
+  auto state = b.While(
+      {zero, x, x},
+      [](hlo::Builder& rb, const std::vector<hlo::Value>& s) {
+        return std::vector<hlo::Value>{rb.Cmp(s[0], rb.Constant(hlo::Literal::Int(5), DType::kI64, {}),
+                                              hlo::Compare::kLT)};
+      },
+      [](hlo::Builder& rb, const std::vector<hlo::Value>& s) {
+        return std::vector<hlo::Value>{rb.Add(s[0], rb.Constant(hlo::Literal::Int(1), DType::kI64, {})),
+                                       rb.Add(s[1], s[2]), s[2]};
+      });
+  b.Return({state[1]});
+  EXPECT_EQ(RunF32(b.Finish(), {{1, 2, -3}}, {{3}}, 3), (std::vector<float>{6, 12, -18}));
+}

@@ -25,6 +25,8 @@ void RegisterPadding();
 // data_dependent.cpp: bincount, unique, unique_consecutive, repeat_interleave
 // (one host read each for the output's length, as CUDA).
 void RegisterDataDependent();
+// linalg_factor.cpp: Cholesky, triangular solves and what builds on them.
+void RegisterLinalgFactor();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -62,6 +64,7 @@ void RegisterAllOps() {
   RegisterLinalgComposites();
   RegisterPadding();
   RegisterDataDependent();
+  RegisterLinalgFactor();
 }
 
 }  // namespace torchtpu::aten

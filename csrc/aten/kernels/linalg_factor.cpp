@@ -1,0 +1,172 @@
+// Cholesky factorization and triangular solves on tpu (lower/linalg_factor.cpp),
+// and what PyTorch builds on them: linalg_cholesky_ex, cholesky,
+// linalg_solve_triangular, triangular_solve, cholesky_solve's helper and
+// cholesky_inverse. float32 and float64, as the CPU kernels; batches
+// broadcast as the CPU does. A non-positive-definite input gives `info` on
+// the device; only the raising variants read it back (check_errors), as
+// PyTorch's own code does on CUDA.
+#include <ATen/ATen.h>
+#include <ATen/ExpandUtils.h>
+#include <ATen/native/Resize.h>
+
+#include "aten/kernels/registry.h"
+#include "aten/runtime/op_call.h"
+
+namespace torchtpu::aten {
+namespace {
+
+void CheckFloatMatrices(const at::Tensor& a, const char* op, const char* kernel) {
+  TORCH_CHECK(a.dim() >= 2, op, ": The input tensor A must have at least 2 dimensions.");
+  TORCH_CHECK(at::isFloatingType(a.scalar_type()) || at::isComplexType(a.scalar_type()), op,
+              ": Expected a floating point or complex tensor as input. Got ", a.scalar_type());
+  TORCH_CHECK_NOT_IMPLEMENTED(a.scalar_type() == c10::kFloat || a.scalar_type() == c10::kDouble, "\"", kernel,
+                              "\" not implemented for '", c10::toString(a.scalar_type()), "'");
+}
+
+void CheckSquare(const at::Tensor& a, const char* op) {
+  TORCH_CHECK(a.size(-1) == a.size(-2), op, ": A must be batches of square matrices, but they are ", a.size(-2),
+              " by ", a.size(-1), " matrices");
+}
+
+std::tuple<at::Tensor, at::Tensor> CholeskyEx(const at::Tensor& self, bool upper, bool check_errors) {
+  CheckFloatMatrices(self, "linalg.cholesky", "cholesky_cpu");
+  CheckSquare(self, "linalg.cholesky");
+  at::Tensor l, info;
+  if (self.numel() == 0) {
+    l = at::empty(self.sizes(), self.options());
+    info = at::zeros(self.sizes().slice(0, self.dim() - 2), self.options().dtype(c10::kInt));
+  } else {
+    auto out = OpCall("linalg.cholesky").Attr(upper).In(self).Run();
+    l = out.at(0);
+    info = out.at(1);
+  }
+  if (check_errors) at::_linalg_check_errors(info, "linalg.cholesky_ex", self.dim() == 2);
+  return {l, info};
+}
+
+std::tuple<at::Tensor&, at::Tensor&> CholeskyExOut(const at::Tensor& self, bool upper, bool check_errors,
+                                                   at::Tensor& l, at::Tensor& info) {
+  auto [rl, rinfo] = CholeskyEx(self, upper, check_errors);
+  at::native::resize_output(l, rl.sizes());
+  at::native::resize_output(info, rinfo.sizes());
+  l.copy_(rl);
+  info.copy_(rinfo);
+  return {l, info};
+}
+
+at::Tensor Cholesky(const at::Tensor& self, bool upper) {
+  TORCH_CHECK(self.dim() >= 2, "b should have at least 2 dimensions, but has ", self.dim(),
+              " dimensions instead");
+  auto [l, info] = CholeskyEx(self, upper, false);
+  at::_linalg_check_errors(info, "cholesky", self.dim() == 2);
+  return l;
+}
+
+at::Tensor& CholeskyOut(const at::Tensor& self, bool upper, at::Tensor& out) {
+  at::Tensor l = Cholesky(self, upper);
+  at::native::resize_output(out, l.sizes());
+  return out.copy_(l);
+}
+
+// X with op(A) X = B (left) or X op(A) = B (right), A triangular; A and B
+// already share their batch dimensions.
+at::Tensor TriSolve(const at::Tensor& a, const at::Tensor& b, bool left, bool lower, bool unit, bool transpose) {
+  if (a.numel() == 0 || b.numel() == 0) return at::zeros(b.sizes(), b.options());
+  return OpCall("linalg.triangular_solve").Attr(left).Attr(lower).Attr(unit).Attr(transpose).In(a).In(b).Run1();
+}
+
+// The batch dimensions of A and B broadcast, as linalg's solvers do.
+std::pair<at::Tensor, at::Tensor> BroadcastBatches(const at::Tensor& a, const at::Tensor& b) {
+  std::vector<int64_t> batch = at::infer_size(a.sizes().slice(0, a.dim() - 2), b.sizes().slice(0, b.dim() - 2));
+  auto with = [&](const at::Tensor& t) {
+    std::vector<int64_t> s = batch;
+    s.push_back(t.size(-2));
+    s.push_back(t.size(-1));
+    return t.expand(s);
+  };
+  return {with(a), with(b)};
+}
+
+at::Tensor SolveTriangular(const at::Tensor& a, const at::Tensor& b, bool upper, bool left, bool unitriangular) {
+  CheckFloatMatrices(a, "linalg.solve_triangular", "triangular_solve_cpu");
+  TORCH_CHECK(b.dim() >= 2, "linalg.solve_triangular: The input tensor B must have at least 2 dimensions.");
+  CheckSquare(a, "linalg.solve_triangular");
+  TORCH_CHECK(left ? a.size(-1) == b.size(-2) : a.size(-1) == b.size(-1),
+              "linalg.solve_triangular: Incompatible shapes of A and B for the equation ",
+              left ? "AX = B" : "XA = B", " (", a.size(-2), "x", a.size(-1), " and ", b.size(-2), "x", b.size(-1), ")");
+  const c10::ScalarType t = at::result_type(a, b);
+  auto [ab, bb] = BroadcastBatches(a.to(t), b.to(t));
+  return TriSolve(ab, bb, left, !upper, unitriangular, false);
+}
+
+at::Tensor& SolveTriangularOut(const at::Tensor& a, const at::Tensor& b, bool upper, bool left, bool unitriangular,
+                               at::Tensor& out) {
+  at::Tensor x = SolveTriangular(a, b, upper, left, unitriangular);
+  at::native::resize_output(out, x.sizes());
+  return out.copy_(x);
+}
+
+// The old API: triangular_solve(b, A, upper, transpose, unitriangular) ->
+// (solution, a copy of A broadcast to the batch).
+std::tuple<at::Tensor, at::Tensor> TriangularSolve(const at::Tensor& self, const at::Tensor& a, bool upper,
+                                                   bool transpose, bool unitriangular) {
+  TORCH_CHECK(self.dim() >= 2, "torch.triangular_solve: Expected b to have at least 2 dimensions, but it has ",
+              self.dim(), " dimensions instead");
+  TORCH_CHECK(a.dim() >= 2, "torch.triangular_solve: Expected A to have at least 2 dimensions, but it has ", a.dim(),
+              " dimensions instead");
+  CheckFloatMatrices(a, "torch.triangular_solve", "triangular_solve_cpu");
+  CheckSquare(a, "torch.triangular_solve");
+  TORCH_CHECK(a.size(-1) == self.size(-2), "Incompatible matrix sizes for triangular_solve: each A matrix is ",
+              a.size(-2), " by ", a.size(-1), " but each b matrix is ", self.size(-2), " by ", self.size(-1));
+  auto [ab, bb] = BroadcastBatches(a, self.to(a.scalar_type()));
+  return {TriSolve(ab, bb, true, !upper, unitriangular, transpose), ab.clone()};
+}
+
+std::tuple<at::Tensor&, at::Tensor&> TriangularSolveOut(const at::Tensor& self, const at::Tensor& a, bool upper,
+                                                        bool transpose, bool unitriangular, at::Tensor& x,
+                                                        at::Tensor& m) {
+  auto [rx, rm] = TriangularSolve(self, a, upper, transpose, unitriangular);
+  at::native::resize_output(x, rx.sizes());
+  at::native::resize_output(m, rm.sizes());
+  x.copy_(rx);
+  m.copy_(rm);
+  return {x, m};
+}
+
+// A = L L^T: solve L Y = B, then L^T X = Y (upper: U^T Y = B, U X = Y).
+// cholesky_solve has already broadcast the batches.
+at::Tensor CholeskySolveHelper(const at::Tensor& self, const at::Tensor& a, bool upper) {
+  at::Tensor y = TriSolve(a, self, true, !upper, false, upper);
+  return TriSolve(a, y, true, !upper, false, !upper);
+}
+
+at::Tensor CholeskyInverse(const at::Tensor& l, bool upper) {
+  CheckFloatMatrices(l, "cholesky_inverse", "cholesky_inverse_out_cpu");
+  CheckSquare(l, "cholesky_inverse");
+  at::Tensor eye = at::eye(l.size(-1), l.options()).expand(l.sizes());
+  return CholeskySolveHelper(eye, l, upper);
+}
+
+at::Tensor& CholeskyInverseOut(const at::Tensor& l, bool upper, at::Tensor& out) {
+  at::Tensor r = CholeskyInverse(l, upper);
+  at::native::resize_output(out, r.sizes());
+  return out.copy_(r);
+}
+
+}  // namespace
+
+void RegisterLinalgFactor() {
+  Impl("linalg_cholesky_ex", CholeskyEx);
+  Impl("linalg_cholesky_ex.L", CholeskyExOut);
+  Impl("cholesky", Cholesky);
+  Impl("cholesky.out", CholeskyOut);
+  Impl("linalg_solve_triangular", SolveTriangular);
+  Impl("linalg_solve_triangular.out", SolveTriangularOut);
+  Impl("triangular_solve", TriangularSolve);
+  Impl("triangular_solve.X", TriangularSolveOut);
+  Impl("_cholesky_solve_helper", CholeskySolveHelper);
+  Impl("cholesky_inverse", CholeskyInverse);
+  Impl("cholesky_inverse.out", CholeskyInverseOut);
+}
+
+}  // namespace torchtpu::aten
