@@ -2,7 +2,8 @@
 token-identical to transformers' generate() on the CPU for tiny Llama and
 Qwen3 checkpoints written by the test, batched prompts of mixed lengths
 (prefill, decode and chunked prefill in the same steps), zero compiles after
-the bucket warmup, and sampling parameters that run on the device.
+the bucket warmup, sampling parameters that run on the device, prompt
+logprobs equal to transformers' log-softmax, and structured outputs.
 
 Needs the optional dependency (pip install torch==2.13.0 -e .[vllm]); the
 skip message says so when it is missing.
@@ -153,6 +154,87 @@ def test_host_sampler_requests(engines):
     assert (second.num_cached_tokens or 0) >= 32, "the second run should start from the prefix cache"
     assert list(first.outputs[0].token_ids) == list(second.outputs[0].token_ids)
     assert compiles_after_warmup() == engines["compiles_before"]
+
+
+def hf_prompt_logprobs(path, prompt) -> torch.Tensor:
+    """transformers' log-softmax of the CPU model's logits for the prompt
+    [len(prompt), vocab]: row i is the distribution of token i + 1."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
+    with torch.no_grad():
+        return model(torch.tensor([prompt])).logits[0].log_softmax(dim=-1)
+
+
+# Prompt logprobs on tpu against transformers on the CPU, both float32: the
+# same weights through different kernels (other summation orders). These
+# logprobs reach about -8, where an f32 ulp is about 1e-6; the differences
+# measured are under 1.5e-6 (a few ulps). 1e-4 leaves two orders of margin
+# for other orders of accumulation and is still far below what a wrong row,
+# position or token would give (differences of 1e-2 and more).
+PROMPT_LOGPROB_ATOL = 1e-4
+
+
+@pytest.mark.parametrize("arch", ["llama", "qwen3"])
+def test_prompt_logprobs_match_transformers(engines, arch):
+    """SamplingParams(prompt_logprobs=k) (vLLM's bookkeeping, the logits of
+    the prompt positions computed on tpu and downloaded): each position's
+    prompt token and its top k, with their logprobs and ranks, as
+    transformers' log-softmax on the CPU; a 40-token prompt is prefilled in
+    two chunks. Nothing compiles after warmup."""
+    from vllm import SamplingParams
+
+    path, llm = engines[arch]
+    k = 3
+    prompts = [PROMPTS[0], PROMPTS[3], PROMPTS[1]]
+    params = SamplingParams(temperature=0.0, max_tokens=2, ignore_eos=True, prompt_logprobs=k)
+    outs = llm.generate([{"prompt_token_ids": p} for p in prompts], params, use_tqdm=False)
+    for prompt, out in zip(prompts, outs):
+        ref = hf_prompt_logprobs(path, prompt)
+        got = out.prompt_logprobs
+        assert len(got) == len(prompt) and got[0] is None
+        for i in range(1, len(prompt)):
+            pos, tok = got[i], prompt[i]
+            want = ref[i - 1]
+            assert tok in pos, (i, tok, pos)
+            assert abs(pos[tok].logprob - want[tok].item()) < PROMPT_LOGPROB_ATOL, (i, pos[tok], want[tok])
+            assert pos[tok].rank == int((want > want[tok]).sum()) + 1
+            top = want.topk(k)
+            top_got = sorted((lp.rank, t, lp.logprob) for t, lp in pos.items() if lp.rank <= k)
+            assert [t for _, t, _ in top_got] == top.indices.tolist(), (i, top_got, top)
+            torch.testing.assert_close(torch.tensor([v for _, _, v in top_got]), top.values,
+                                       atol=PROMPT_LOGPROB_ATOL, rtol=0)
+    assert compiles_after_warmup() == engines["compiles_before"], "programs compiled after warmup"
+
+
+def test_structured_output_choice(engines):
+    """A choice request (grammar bitmask applied to the host sampler's copy
+    of the logits) returns one of the choices, greedy or sampled, next to
+    unconstrained requests of the same steps, whose greedy tokens do not
+    change. Nothing compiles after warmup."""
+    from vllm import SamplingParams
+    from vllm.sampling_params import StructuredOutputsParams
+
+    _, llm = engines["llama"]
+    choices = ["yes", "no", "maybe"]
+    prompts = [{"prompt_token_ids": p} for p in PROMPTS]
+    plain = SamplingParams(temperature=0.0, max_tokens=6, ignore_eos=True)
+    greedy = [list(o.outputs[0].token_ids) for o in llm.generate(prompts, plain, use_tqdm=False)]
+
+    def constrained(temperature):
+        return SamplingParams(temperature=temperature, max_tokens=16, seed=5,
+                              structured_outputs=StructuredOutputsParams(choice=choices))
+
+    # Each prompt twice in one batch, constrained then plain (the bitmask's
+    # rows are reordered to the batch's).
+    mixed = llm.generate([p for p in prompts for _ in range(2)], [constrained(0.0), plain] * len(prompts),
+                         use_tqdm=False)
+    texts = [o.outputs[0].text for o in mixed[0::2]]
+    assert all(t in choices for t in texts), texts
+    assert [list(o.outputs[0].token_ids) for o in mixed[1::2]] == greedy
+    hot = llm.generate(prompts * 4, constrained(2.0), use_tqdm=False)
+    assert all(o.outputs[0].text in choices for o in hot), [o.outputs[0].text for o in hot]
+    assert compiles_after_warmup() == engines["compiles_before"], "programs compiled after warmup"
 
 
 def test_seeded_noise_is_a_function_of_seed_step_and_index(engines):

