@@ -1,12 +1,14 @@
-"""Cholesky and triangular solves on tpu against the CPU (LAPACK): the
+"""Cholesky, LU and triangular solves on tpu against the CPU (LAPACK): the
 factor and `info` of linalg.cholesky_ex (including what is left of L when a
 leading minor is not positive-definite), the raising variants, solve_triangular
 in every (upper, left, unitriangular) form with broadcast batches,
-triangular_solve, cholesky_solve, cholesky_inverse, and gradients through them.
+triangular_solve, cholesky_solve, cholesky_inverse; LU with partial pivoting
+(factors, LAPACK's pivots and info, rectangular and singular inputs) and what
+PyTorch builds on it (lu_solve, solve, inv, det, slogdet, logdet); gradients.
 
 Tolerances: f32 (1e-5, 1e-5) and f64 (1e-7, 1e-7) from op_check: the inputs
-are well conditioned (A = M M^T + n I), so the factors differ from LAPACK's
-by a few ulps of accumulated rounding."""
+are well conditioned (A = M M^T + n I, or M + n I for LU), so the factors
+differ from LAPACK's by a few ulps of accumulated rounding."""
 import pytest
 import torch
 
@@ -85,6 +87,75 @@ def test_gradients_through_cholesky_and_solves():
     def f(x, y):
         l = torch.linalg.cholesky(x)
         return torch.linalg.solve_triangular(l, y, upper=False).square().sum() + torch.cholesky_solve(y, l).sum()
+
+    grads = []
+    for device in ("cpu", DEVICE):
+        x, y = a.to(device).requires_grad_(), b.to(device).requires_grad_()
+        grads.append([g.cpu() for g in torch.autograd.grad(f(x, y), (x, y))])
+    for got, want in zip(grads[1], grads[0]):
+        torch.testing.assert_close(got, want, rtol=1e-7, atol=1e-7)
+
+
+def general(*batch, n=5, dtype=torch.float64, seed=0):
+    return make((*batch, n, n), dtype, seed=seed) + n * torch.eye(n, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_lu_factor_and_solve(dtype):
+    a = general(3, dtype=dtype)
+    compare(torch.linalg.lu_factor_ex, a)
+    compare(torch.linalg.lu_factor, NonContig(general(dtype=dtype, seed=1)))
+    for shape in ((3, 5), (5, 3), (2, 4, 6)):
+        compare(torch.linalg.lu_factor_ex, make(shape, dtype, seed=2))
+    lu, piv = torch.linalg.lu_factor(a)
+    b = make((3, 5, 2), dtype, seed=3)
+    for left in (True, False):
+        for adjoint in (False, True):
+            rhs = b if left else b.mT
+            compare(lambda x, p, y: torch.linalg.lu_solve(x, p, y, left=left, adjoint=adjoint), lu, piv, rhs)
+
+
+def test_lu_singular_and_errors():
+    for m in (torch.tensor([[0.0, 1, 2], [3, 4, 5], [6, 7, 9]]), torch.tensor([[1.0, 2], [2, 4]]), torch.zeros(2, 2),
+              torch.tensor([[0.0, 0], [0, 1]])):
+        compare(torch.linalg.lu_factor_ex, m)
+        compare(torch.linalg.det, m)
+        compare(torch.linalg.slogdet, m)
+    compare(torch.linalg.inv, torch.tensor([[1.0, 2], [2, 4]]))  # LinAlgError on both
+    # A singular matrix's "inverse" is unspecified (LAPACK's has infinities,
+    # XLA's triangular solve NaNs); info is what callers read.
+    compare(lambda t: torch.linalg.inv_ex(t).info, torch.tensor([[1.0, 2], [2, 4]]).double())
+    with pytest.raises(torch.linalg.LinAlgError):
+        torch.linalg.solve(torch.zeros(2, 2, device=DEVICE), torch.ones(2, device=DEVICE))
+    for bad in (lambda t: torch.linalg.lu_factor(t, pivot=False), lambda t: torch.linalg.lu_factor(t.long()),
+                lambda t: torch.linalg.inv(t[:, :2]), lambda t: torch.linalg.det(t.bfloat16())):
+        compare(bad, general(n=3))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_solve_inv_det(dtype):
+    a = general(2, 3, dtype=dtype)
+    b = make((2, 3, 5, 4), dtype, seed=4)
+    compare(torch.linalg.solve, a, b)
+    compare(torch.linalg.solve, a[0, 0], NonContig(b[1]))          # batch broadcast
+    compare(torch.linalg.solve, a, make((2, 3, 5), dtype, seed=5))  # a batch of vectors
+    compare(torch.linalg.solve, a[1, 2], make((5,), dtype, seed=6))
+    compare(lambda x, y: torch.linalg.solve(x, y, left=False), a, b.mT)
+    compare(torch.linalg.solve_ex, a, b)
+    compare(torch.linalg.inv, NonContig(a[0]))
+    compare(torch.linalg.inv_ex, a)
+    compare(torch.linalg.det, a)
+    compare(torch.linalg.slogdet, a)
+    compare(torch.logdet, general(4, dtype=dtype, seed=7) @ general(4, dtype=dtype, seed=7).mT)
+
+
+def test_gradients_through_lu():
+    a = general(2, n=4)
+    b = make((2, 4, 3), torch.float64, seed=8)
+
+    def f(x, y):
+        return (torch.linalg.solve(x, y).square().sum() + torch.linalg.inv(x).sum()
+                + torch.linalg.det(x).sum() + torch.linalg.slogdet(x).logabsdet.sum())
 
     grads = []
     for device in ("cpu", DEVICE):

@@ -1,4 +1,4 @@
-// Lowerings of the Cholesky factorization and triangular solves.
+// Lowerings of the Cholesky and LU factorizations and triangular solves.
 //
 // Cholesky is written out (a stablehlo.while over the columns) rather than
 // as stablehlo.cholesky: XLA's op turns a whole matrix to NaN when it is not
@@ -18,6 +18,7 @@ using hlo::Shape;
 using hlo::TensorType;
 
 Value I64(Builder& b, int64_t v) { return b.Constant(Literal::Int(v), DType::kI64, {}); }
+Value I64Splat(Builder& b, int64_t v, const Shape& shape) { return b.Constant(Literal::Int(v), DType::kI64, shape); }
 
 // attrs: 0 upper. input: A [..., n, n] (f32/f64). results: L (or U) [..., n, n], info [...] i32.
 REGISTER_LOWERING("linalg.cholesky", [](Builder& b, const graph::Node& node, const Values& in) {
@@ -90,6 +91,116 @@ REGISTER_LOWERING("linalg.triangular_solve", [](Builder& b, const graph::Node& n
                       ", unit_diagonal = " + flag(node.BoolAttr(2)) + ", transpose_a = #stablehlo<transpose " +
                       (node.BoolAttr(3) ? "TRANSPOSE" : "NO_TRANSPOSE") + ">}";
   return b.Op("stablehlo.triangular_solve", {in[0], in[1]}, {in[1].type}, attrs);
+});
+
+Value ReduceRows(Builder& b, Value x, const char* op, const Literal& init) {
+  return ReduceWith(b, x, {1}, op, init);
+}
+
+// attrs: none. input: A [..., m, n] (f32/f64). results: LU [..., m, n],
+// pivots [..., min(m, n)] i32 (1-based, LAPACK's), info [...] i32.
+// getf2, one column per iteration of a stablehlo.while: the pivot is the
+// first row of largest magnitude at or below the diagonal; the rows swap
+// (selects, no multiplications, so inf and NaN move exactly); the column
+// below the pivot is divided by it unless it is 0 (then info records the
+// first such column and the factorization goes on, as LAPACK's does); the
+// trailing block takes the rank-1 update.
+REGISTER_LOWERING("linalg.lu_factor", [](Builder& b, const graph::Node& node, const Values& in) {
+  const Shape shape = in[0].shape();
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const int64_t m = shape[rank - 2], n = shape[rank - 1], steps = std::min(m, n);
+  const int64_t batch = in[0].type.numel() / std::max<int64_t>(m * n, 1);
+  const DType t = in[0].dtype();
+  const Shape mat{batch, m, n};
+  Value a = b.Reshape(in[0], mat);
+  Value piv0 = b.Constant(Literal::Int(0), DType::kI32, {batch, steps});
+  Value info0 = b.Constant(Literal::Int(0), DType::kI32, {batch});
+  auto state = b.While(
+      {I64(b, 0), a, piv0, info0},
+      [steps](Builder& rb, const Values& s) { return Values{rb.Cmp(s[0], I64(rb, steps), Compare::kLT)}; },
+      [batch, m, n, t, mat](Builder& rb, const Values& s) {
+        Value k = s[0], a = s[1], piv = s[2], info = s[3];
+        Value z = I64(rb, 0);
+        auto bcast = [&](Value v, const Shape& to, const std::vector<int64_t>& dims) {
+          return rb.BroadcastInDim(v, to, dims);
+        };
+        // The pivot row p: first largest |A[i, k]| with i >= k.
+        Value col = rb.Reshape(rb.DynamicSlice(a, {z, z, k}, {batch, m, 1}), {batch, m});
+        Value rows_m = rb.Iota(TensorType{DType::kI64, {batch, m}}, 1);
+        Value below_m = rb.Cmp(rows_m, bcast(k, {batch, m}, {}), Compare::kGE);
+        Value mag = rb.Select(below_m, rb.Unary("abs", col), rb.Constant(Literal::Float(-1), t, {batch, m}));
+        Value largest = ReduceRows(rb, mag, "maximum", Literal::Float(-1));
+        Value at_largest = rb.Cmp(mag, bcast(largest, {batch, m}, {0}), Compare::kEQ);
+        Value p = ReduceRows(rb, rb.Select(at_largest, rows_m, rb.Constant(Literal::Int(m), DType::kI64, {batch, m})),
+                             "minimum", Literal::Int(m));
+        p = rb.Select(rb.Cmp(p, rb.Constant(Literal::Int(m), DType::kI64, {batch}), Compare::kLT), p,
+                      bcast(k, {batch}, {}));  // an all-NaN column keeps its row
+        // Swap rows k and p.
+        Value rows = rb.Iota(TensorType{DType::kI64, mat}, 1), cols = rb.Iota(TensorType{DType::kI64, mat}, 2);
+        Value is_k = rb.Cmp(rows, bcast(k, mat, {}), Compare::kEQ);
+        Value is_p = rb.Cmp(rows, bcast(p, mat, {0}), Compare::kEQ);
+        Value zeros = rb.Constant(Literal::Float(0), t, mat);
+        Value row_k = ReduceRows(rb, rb.Select(is_k, a, zeros), "add", Literal::Float(0));  // [batch, n]
+        Value row_p = ReduceRows(rb, rb.Select(is_p, a, zeros), "add", Literal::Float(0));
+        a = rb.Select(is_k, bcast(row_p, mat, {0, 2}), rb.Select(is_p, bcast(row_k, mat, {0, 2}), a));
+        // Scale the column below the pivot; update the trailing block.
+        Value pivot = bcast(rb.Reshape(rb.DynamicSlice(a, {z, k, k}, {batch, 1, 1}), {batch}), mat, {0});
+        Value nonzero = rb.Cmp(pivot, zeros, Compare::kNE);
+        Value below = rb.Cmp(rows, bcast(k, mat, {}), Compare::kGT);
+        Value right = rb.Cmp(cols, bcast(k, mat, {}), Compare::kGT);
+        Value on_col = rb.Cmp(cols, bcast(k, mat, {}), Compare::kEQ);
+        Value colk = bcast(rb.Reshape(rb.DynamicSlice(a, {z, z, k}, {batch, m, 1}), {batch, m}), mat, {0, 1});
+        Value l = rb.Select(And(rb, below, nonzero), rb.Div(colk, pivot), colk);
+        Value pivot_row = bcast(rb.Reshape(rb.DynamicSlice(a, {z, k, z}, {batch, 1, n}), {batch, n}), mat, {0, 2});
+        a = rb.Select(And(rb, on_col, below), l, a);
+        a = rb.Select(And(rb, below, right), rb.Sub(a, rb.Mul(l, pivot_row)), a);
+        // Records: the pivot (1-based) and the first zero pivot.
+        Value k1 = rb.Add(k, I64(rb, 1));
+        piv = rb.DynamicUpdateSlice(piv, rb.Reshape(rb.Convert(rb.Add(p, bcast(I64(rb, 1), {batch}, {})), DType::kI32),
+                                                    {batch, 1}),
+                                    {z, k});
+        Value zero_pivot = rb.Cmp(rb.Reshape(rb.DynamicSlice(a, {z, k, k}, {batch, 1, 1}), {batch}),
+                                  rb.Constant(Literal::Float(0), t, {batch}), Compare::kEQ);
+        Value first = And(rb, zero_pivot, rb.Cmp(info, rb.Constant(Literal::Int(0), DType::kI32, {batch}), Compare::kEQ));
+        info = rb.Select(first, bcast(rb.Convert(k1, DType::kI32), {batch}, {}), info);
+        return Values{k1, a, piv, info};
+      });
+  Shape batch_shape(shape.begin(), shape.end() - 2);
+  Shape piv_shape = batch_shape;
+  piv_shape.push_back(steps);
+  return Values{b.Reshape(state[1], shape), b.Reshape(state[2], piv_shape), b.Reshape(state[3], batch_shape)};
+});
+
+// attrs: 0 rows m. input: pivots [..., K] i32 (1-based). result: the row
+// permutation [..., m] i64 that LAPACK's swaps apply: row i of P^T A is row
+// perm[i] of A.
+REGISTER_LOWERING("linalg.lu_permutation", [](Builder& b, const graph::Node& node, const Values& in) {
+  const int64_t m = node.IntAttr(0);
+  const Shape shape = in[0].shape();
+  const int64_t steps = shape.back();
+  const int64_t batch = in[0].type.numel() / std::max<int64_t>(steps, 1);
+  Value piv = b.Convert(b.Reshape(in[0], {batch, steps}), DType::kI64);
+  Value perm0 = b.Iota(TensorType{DType::kI64, {batch, m}}, 1);
+  auto state = b.While(
+      {I64(b, 0), perm0, piv},
+      [steps](Builder& rb, const Values& s) { return Values{rb.Cmp(s[0], I64(rb, steps), Compare::kLT)}; },
+      [batch, m](Builder& rb, const Values& s) {
+        Value k = s[0], perm = s[1], piv = s[2];
+        Value z = I64(rb, 0);
+        Value p = rb.Sub(rb.Reshape(rb.DynamicSlice(piv, {z, k}, {batch, 1}), {batch}), I64Splat(rb, 1, {batch}));
+        Value idx = rb.Iota(TensorType{DType::kI64, {batch, m}}, 1);
+        Value is_k = rb.Cmp(idx, rb.BroadcastInDim(k, {batch, m}, {}), Compare::kEQ);
+        Value is_p = rb.Cmp(idx, rb.BroadcastInDim(p, {batch, m}, {0}), Compare::kEQ);
+        Value zero = rb.Constant(Literal::Int(0), DType::kI64, {batch, m});
+        Value at_k = ReduceRows(rb, rb.Select(is_k, perm, zero), "add", Literal::Int(0));
+        Value at_p = ReduceRows(rb, rb.Select(is_p, perm, zero), "add", Literal::Int(0));
+        perm = rb.Select(is_k, rb.BroadcastInDim(at_p, {batch, m}, {0}),
+                         rb.Select(is_p, rb.BroadcastInDim(at_k, {batch, m}, {0}), perm));
+        return Values{rb.Add(k, I64(rb, 1)), perm, piv};
+      });
+  Shape out(shape.begin(), shape.end() - 1);
+  out.push_back(m);
+  return Values{b.Reshape(state[1], out)};
 });
 
 }  // namespace

@@ -153,9 +153,124 @@ at::Tensor& CholeskyInverseOut(const at::Tensor& l, bool upper, at::Tensor& out)
   return out.copy_(r);
 }
 
+// --- LU with partial pivoting, and the solvers and determinants on it
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> LuFactorEx(const at::Tensor& a, bool pivot, bool check_errors) {
+  TORCH_CHECK(a.dim() >= 2, "linalg.lu_factor: Expected tensor with 2 or more dimensions. Got size: ", a.sizes(),
+              " instead");
+  TORCH_CHECK(pivot, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
+  CheckFloatMatrices(a, "linalg.lu_factor", "lu_cpu");
+  at::Tensor lu, pivots, info;
+  if (a.numel() == 0) {
+    std::vector<int64_t> p(a.sizes().begin(), a.sizes().end() - 2);
+    auto batch = p;
+    p.push_back(std::min(a.size(-2), a.size(-1)));
+    lu = at::empty(a.sizes(), a.options());
+    pivots = at::zeros(p, a.options().dtype(c10::kInt));
+    info = at::zeros(batch, a.options().dtype(c10::kInt));
+  } else {
+    auto out = OpCall("linalg.lu_factor").In(a).Run();
+    lu = out.at(0), pivots = out.at(1), info = out.at(2);
+  }
+  if (check_errors) at::_linalg_check_errors(info, "torch.linalg.lu_factor_ex", a.dim() == 2);
+  return {lu, pivots, info};
+}
+
+// The row permutation of the pivots: row i of P^T B is row perm[i] of B.
+at::Tensor Permutation(const at::Tensor& pivots, int64_t m) {
+  return OpCall("linalg.lu_permutation").Attr(m).In(pivots).Run1();
+}
+
+// Rows of b [..., m, k] taken by perm [..., m].
+at::Tensor TakeRows(const at::Tensor& b, const at::Tensor& perm) {
+  return at::take_along_dim(b, perm.unsqueeze(-1), -2);
+}
+
+at::Tensor LuSolve(const at::Tensor& lu, const at::Tensor& pivots, const at::Tensor& b, bool left, bool adjoint) {
+  CheckFloatMatrices(lu, "linalg.lu_solve", "lu_solve_cpu");
+  CheckSquare(lu, "linalg.lu_solve");
+  TORCH_CHECK(b.dim() >= 2, "linalg.lu_solve: Expected B to have at least 2 dimensions, but it has ", b.dim(),
+              " dimensions instead");
+  TORCH_CHECK(left ? lu.size(-1) == b.size(-2) : lu.size(-1) == b.size(-1),
+              "linalg.lu_solve: Incompatible shapes of A and B for the equation ", left ? "AX = B" : "XA = B", " (",
+              lu.size(-2), "x", lu.size(-1), " and ", b.size(-2), "x", b.size(-1), ")");
+  TORCH_CHECK(pivots.scalar_type() == c10::kInt, "linalg.lu_solve: Expected pivots to be int32, got ",
+              pivots.scalar_type());
+  if (!left) return LuSolve(lu, pivots, b.mT(), true, !adjoint).mT();
+  auto [lub, bb] = BroadcastBatches(lu, b.to(lu.scalar_type()));
+  std::vector<int64_t> pshape(lub.sizes().begin(), lub.sizes().end() - 1);
+  at::Tensor perm = Permutation(pivots.expand(pshape), lu.size(-1));
+  if (!adjoint) {  // A = P L U: X = U^-1 L^-1 P^T B
+    at::Tensor y = TriSolve(lub, TakeRows(bb, perm), true, true, true, false);
+    return TriSolve(lub, y, true, false, false, false);
+  }
+  // A^T = U^T L^T P^T: X = P L^-T U^-T B.
+  at::Tensor y = TriSolve(lub, bb, true, false, false, true);
+  at::Tensor z = TriSolve(lub, y, true, true, true, true);
+  return TakeRows(z, perm.argsort(/*stable=*/false, /*dim=*/-1, /*descending=*/false));
+}
+
+// The rhs is a vector when B is [n] or A's batch of vectors [..., n].
+bool VectorRhs(const at::Tensor& a, const at::Tensor& b) {
+  return b.dim() == 1 || (a.dim() - 1 == b.dim() && b.sizes() == a.sizes().slice(0, a.dim() - 1));
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> SolveEx(const at::Tensor& a, const at::Tensor& b,
+                                                                   bool left, bool check_errors) {
+  CheckFloatMatrices(a, "linalg.solve", "linalg_solve_cpu");
+  CheckSquare(a, "linalg.solve");
+  auto [lu, pivots, info] = LuFactorEx(a, true, false);
+  if (check_errors) at::_linalg_check_errors(info, "torch.linalg.solve_ex", a.dim() == 2);
+  const bool vector = VectorRhs(a, b);
+  at::Tensor rhs = vector ? b.unsqueeze(left ? -1 : -2) : b;
+  at::Tensor x = LuSolve(lu, pivots, rhs, left, false);
+  return {vector ? x.squeeze(left ? -1 : -2) : x, lu, pivots, info};
+}
+
+std::tuple<at::Tensor, at::Tensor> InvEx(const at::Tensor& a, bool check_errors) {
+  CheckFloatMatrices(a, "linalg.inv", "linalg_inv_cpu");
+  CheckSquare(a, "linalg.inv");
+  auto [lu, pivots, info] = LuFactorEx(a, true, false);
+  if (check_errors) at::_linalg_check_errors(info, "linalg.inv_ex", a.dim() == 2);
+  at::Tensor eye = at::eye(a.size(-1), a.options()).expand(a.sizes());
+  return {LuSolve(lu, pivots, eye, true, false), info};
+}
+
+// (-1)^(number of pivots that swap) per matrix.
+at::Tensor PermutationSign(const at::Tensor& pivots, const at::Tensor& like) {
+  at::Tensor rows = at::arange(1, pivots.size(-1) + 1, pivots.options());
+  at::Tensor swaps = pivots.ne(rows).sum(-1);
+  return 1 - 2 * at::remainder(swaps, 2).to(like.scalar_type());
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> Det(const at::Tensor& a) {
+  CheckFloatMatrices(a, "linalg.det", "linalg_det_cpu");
+  CheckSquare(a, "linalg.det");
+  // The LU of A^T, as the CPU's kernel returns it (what LAPACK's column-major
+  // view of A is; the backward formulas solve with it accordingly).
+  auto [lu, pivots, info] = LuFactorEx(a.mT(), true, false);
+  at::Tensor det = lu.diagonal(0, -2, -1).prod(-1) * PermutationSign(pivots, lu);
+  return {det, lu, pivots};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> Slogdet(const at::Tensor& a) {
+  CheckFloatMatrices(a, "linalg.slogdet", "linalg_slogdet_cpu");
+  CheckSquare(a, "linalg.slogdet");
+  auto [lu, pivots, info] = LuFactorEx(a.mT(), true, false);  // A^T's, as for det
+  at::Tensor d = lu.diagonal(0, -2, -1);
+  at::Tensor sign = d.sign().prod(-1) * PermutationSign(pivots, lu);
+  return {sign, d.abs().log().sum(-1), lu, pivots};
+}
+
 }  // namespace
 
 void RegisterLinalgFactor() {
+  Impl("linalg_lu_factor_ex", LuFactorEx);
+  Impl("linalg_lu_solve", LuSolve);
+  Impl("_linalg_solve_ex", SolveEx);
+  Impl("linalg_inv_ex", InvEx);
+  Impl("_linalg_det", Det);
+  Impl("_linalg_slogdet", Slogdet);
   Impl("linalg_cholesky_ex", CholeskyEx);
   Impl("linalg_cholesky_ex.L", CholeskyExOut);
   Impl("cholesky", Cholesky);
