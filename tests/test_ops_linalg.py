@@ -163,3 +163,13 @@ def test_gradients_through_lu():
         grads.append([g.cpu() for g in torch.autograd.grad(f(x, y), (x, y))])
     for got, want in zip(grads[1], grads[0]):
         torch.testing.assert_close(got, want, rtol=1e-7, atol=1e-7)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5), (2, 5, 3)])
+def test_lu_and_unpack(shape):
+    a = make(shape, torch.float64, seed=9)
+    compare(torch.linalg.lu, a)
+    lu, piv = torch.linalg.lu_factor(a)
+    for data in (True, False):
+        for pivots in (True, False):
+            compare(lambda x, p: torch.lu_unpack(x, p, data, pivots), lu, piv)

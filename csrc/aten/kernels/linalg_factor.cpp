@@ -262,9 +262,44 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> Slogdet(const at::Ten
   return {sign, d.abs().log().sum(-1), lu, pivots};
 }
 
+// (P, L, U) of A = P L U from LAPACK's packed LU: L unit lower [m, k],
+// U upper [k, n], P [m, m]; the parts not asked for are empty.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> LuUnpack(const at::Tensor& lu, const at::Tensor& pivots,
+                                                        bool unpack_data, bool unpack_pivots) {
+  TORCH_CHECK(lu.dim() >= 2, "torch.lu_unpack: Expected tensor with 2 or more dimensions. Got size: ", lu.sizes(),
+              " instead");
+  TORCH_CHECK(pivots.scalar_type() == c10::kInt, "torch.lu_unpack: LU_pivots is expected to be a contiguous tensor "
+              "of torch.int32 dtype.\nNote: this function is intended to be used with the output produced by "
+              "torch.linalg.lu_factor");
+  const int64_t m = lu.size(-2), n = lu.size(-1), k = std::min(m, n);
+  at::Tensor none = at::empty({0}, lu.options());
+  at::Tensor l = none, u = none, p = none;
+  if (unpack_data) {
+    l = lu.narrow(-1, 0, k).tril(-1) + at::eye(m, k, lu.options());
+    u = lu.narrow(-2, 0, k).triu();
+  }
+  if (unpack_pivots) {
+    // Row i of P^T is row perm[i] of the identity.
+    at::Tensor perm = Permutation(pivots, m);
+    std::vector<int64_t> shape(perm.sizes().begin(), perm.sizes().end());
+    shape.push_back(m);
+    at::Tensor eye = at::eye(m, lu.options()).expand(shape);
+    p = TakeRows(eye, perm).mT();
+  }
+  return {p, l, u};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> Lu(const at::Tensor& a, bool pivot) {
+  TORCH_CHECK(pivot, "linalg.lu: LU without pivoting is not implemented on the CPU");
+  auto [lu, pivots, info] = LuFactorEx(a, true, false);
+  return LuUnpack(lu, pivots, true, true);
+}
+
 }  // namespace
 
 void RegisterLinalgFactor() {
+  Impl("lu_unpack", LuUnpack);
+  Impl("linalg_lu", Lu);
   Impl("linalg_lu_factor_ex", LuFactorEx);
   Impl("linalg_lu_solve", LuSolve);
   Impl("_linalg_solve_ex", SolveEx);
