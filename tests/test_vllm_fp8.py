@@ -10,24 +10,15 @@ changes a near-tie token now and then, and the continuation with it).
 Needs the optional dependency (pip install torch==2.13.0 -e .[vllm]); the
 skip message says so when it is missing.
 """
-import importlib.util
 import os
 
 import pytest
+import torch
 
-if importlib.util.find_spec("vllm") is None:
-    pytest.skip("vLLM is not installed: pip install torch==2.13.0 -e .[vllm] (scripts/setup.sh does)",
-                allow_module_level=True)
+import vllm_tiny_models as tiny
 
-import torch  # noqa: E402
-
-import op_check  # noqa: E402
-import vllm_tiny_models as tiny  # noqa: E402
-
-pytestmark = [
-    pytest.mark.mode_independent,  # the runner sets torchtpu's modes itself
-    pytest.mark.skipif(op_check.ON_CPU, reason="serves on the tpu device"),
-]
+tiny.require_vllm()
+pytestmark = tiny.ENGINE_TEST_MARKS
 
 PROMPTS = [[5, 17, 99, 3], list(range(30, 70)), [7], [100, 90, 80, 70, 60, 50]]
 MAX_NEW = 10

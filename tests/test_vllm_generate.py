@@ -8,26 +8,15 @@ logprobs equal to transformers' log-softmax, and structured outputs.
 Needs the optional dependency (pip install torch==2.13.0 -e .[vllm]); the
 skip message says so when it is missing.
 """
-import importlib.util
 import os
 
 import pytest
+import torch
 
-# Checked without importing vLLM: collecting this file must not load it
-# into a session that runs other test files.
-if importlib.util.find_spec("vllm") is None:
-    pytest.skip("vLLM is not installed: pip install torch==2.13.0 -e .[vllm] (scripts/setup.sh does)",
-                allow_module_level=True)
+import vllm_tiny_models as tiny
 
-import torch  # noqa: E402
-
-import op_check  # noqa: E402
-import vllm_tiny_models as tiny  # noqa: E402
-
-pytestmark = [
-    pytest.mark.mode_independent,  # the runner sets torchtpu's modes itself
-    pytest.mark.skipif(op_check.ON_CPU, reason="serves on the tpu device"),
-]
+tiny.require_vllm()
+pytestmark = tiny.ENGINE_TEST_MARKS
 
 
 PROMPTS = [

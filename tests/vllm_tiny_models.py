@@ -5,7 +5,27 @@ encodes) with a chat template, so `vllm serve` can answer chat requests.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
+
+import pytest
+
+import op_check
+
+# The marks of a test module that runs vLLM engines on tpu.
+ENGINE_TEST_MARKS = [
+    pytest.mark.mode_independent,  # the runner sets torchtpu's modes itself
+    pytest.mark.skipif(op_check.ON_CPU, reason="serves on the tpu device"),
+]
+
+
+def require_vllm() -> None:
+    """Skips the calling test module when vLLM is missing, checked without
+    importing it (collecting a module must not load vLLM into a session
+    that runs other test files)."""
+    if importlib.util.find_spec("vllm") is None:
+        pytest.skip("vLLM is not installed: pip install torch==2.13.0 -e .[vllm] (scripts/setup.sh does)",
+                    allow_module_level=True)
 
 CHAT_TEMPLATE = (
     "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
