@@ -153,6 +153,11 @@ def test_solve_inv_det(dtype):
     compare(torch.linalg.det, a)
     compare(torch.linalg.slogdet, a)
     compare(torch.logdet, general(4, dtype=dtype, seed=7) @ general(4, dtype=dtype, seed=7).mT)
+    empty = torch.zeros(2, 0, 0, dtype=dtype)
+    for fn in (torch.linalg.inv, torch.linalg.det, torch.linalg.slogdet, torch.linalg.lu_factor):
+        compare(fn, empty)
+    compare(torch.linalg.solve, empty, torch.zeros(2, 0, 3, dtype=dtype))
+    same_gradients(lambda x: torch.linalg.slogdet(x).logabsdet.sum() + torch.linalg.det(x).sum(), empty.double())
 
 
 def test_gradients_through_lu():

@@ -67,7 +67,11 @@ OpCall AddProduct(const char* kind, const at::Tensor& self, const at::Tensor& a,
   bool beta_zero = beta.isFloatingPoint() ? beta.toDouble() == 0.0 : beta.toLong() == 0;
   OpCall call("matmul");
   call.Attr(std::string(kind)).Attr(true).Attr(beta_zero).Attr(PrecisionAttr(a)).In(self).In(a).In(b);
-  call.Scalar(alpha, a.scalar_type()).Scalar(beta, a.scalar_type());
+  // alpha and beta in the math type (f32 for bf16/f16), as the CPU's opmath:
+  // a bf16 alpha of 0.2 would be 0.19921875.
+  const c10::ScalarType t = a.scalar_type();
+  const c10::ScalarType scalar = (t == c10::kBFloat16 || t == c10::kHalf) ? c10::kFloat : t;
+  call.Scalar(alpha, scalar).Scalar(beta, scalar);
   return call;
 }
 

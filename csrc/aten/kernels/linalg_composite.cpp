@@ -1,6 +1,6 @@
 // Products that are other native ops in disguise: trace (a diagonal's sum),
 // vdot (dot, for real tensors), addbmm (one addmm over the concatenated
-// batches), linalg_cross (three products of narrowed components), and
+// batches; bf16/f16 batch by batch, as the CPU rounds), linalg_cross (three products of narrowed components), and
 // channel_shuffle (a reshape-transpose-reshape). Each checks its operands as
 // the CPU kernel does, then calls the native ops, so on tpu it runs as those
 // ops' programs (one fused program in fused mode) instead of the CPU fallback.
@@ -48,19 +48,46 @@ std::pair<at::Tensor, at::Tensor> Concatenated(const at::Tensor& b1, const at::T
   const int64_t batches = b1.size(0), n = b1.size(1), m = b1.size(2), p = b2.size(2);
   return {b1.permute({1, 0, 2}).reshape({n, batches * m}), b2.reshape({batches * m, p})};
 }
+// bf16/f16: the CPU accumulates batch by batch into the result (one
+// addmm_ per batch, rounding each time); doing the same keeps its rounding,
+// where one addmm over all batches would round once (more accurately, but
+// several ulps away from the CPU's answer).
+bool AccumulatesPerBatch(const at::Tensor& t) {
+  return t.scalar_type() == c10::kBFloat16 || t.scalar_type() == c10::kHalf;
+}
+at::Tensor& AddbmmPerBatch(at::Tensor& result, const at::Tensor& b1, const at::Tensor& b2, const c10::Scalar& beta,
+                           const c10::Scalar& alpha) {
+  if (b1.size(0) == 0) return beta.toComplexDouble() == 0.0 ? result.zero_() : result.mul_(beta);
+  c10::Scalar b = beta;
+  for (int64_t i = 0; i < b1.size(0); ++i) {
+    result.addmm_(b1[i], b2[i], b, alpha);
+    b = 1;
+  }
+  return result;
+}
 at::Tensor Addbmm(const at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2, const c10::Scalar& beta,
                   const c10::Scalar& alpha) {
   auto [a, b] = Concatenated(b1, b2);
+  if (AccumulatesPerBatch(self)) {
+    at::Tensor result = self.expand({b1.size(1), b2.size(2)}).clone();
+    return AddbmmPerBatch(result, b1, b2, beta, alpha);
+  }
   return at::addmm(self, a, b, beta, alpha);
 }
 at::Tensor& AddbmmOut(const at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2, const c10::Scalar& beta,
                       const c10::Scalar& alpha, at::Tensor& out) {
   auto [a, b] = Concatenated(b1, b2);
+  if (AccumulatesPerBatch(self)) {
+    at::Tensor r = Addbmm(self, b1, b2, beta, alpha);
+    at::native::resize_output(out, r.sizes());
+    return out.copy_(r);
+  }
   return at::addmm_out(out, self, a, b, beta, alpha);
 }
 at::Tensor& AddbmmInplace(at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2, const c10::Scalar& beta,
                           const c10::Scalar& alpha) {
   auto [a, b] = Concatenated(b1, b2);
+  if (AccumulatesPerBatch(self)) return AddbmmPerBatch(self, b1, b2, beta, alpha);
   return self.addmm_(a, b, beta, alpha);
 }
 

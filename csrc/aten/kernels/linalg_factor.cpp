@@ -178,6 +178,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> LuFactorEx(const at::Tensor& a, b
 
 // The row permutation of the pivots: row i of P^T B is row perm[i] of B.
 at::Tensor Permutation(const at::Tensor& pivots, int64_t m) {
+  if (pivots.numel() == 0) {  // no swaps (or no matrices): the identity's order
+    std::vector<int64_t> shape(pivots.sizes().begin(), pivots.sizes().end() - 1);
+    shape.push_back(m);
+    return at::arange(m, pivots.options().dtype(c10::kLong)).expand(shape).contiguous();
+  }
   return OpCall("linalg.lu_permutation").Attr(m).In(pivots).Run1();
 }
 
@@ -198,6 +203,7 @@ at::Tensor LuSolve(const at::Tensor& lu, const at::Tensor& pivots, const at::Ten
               pivots.scalar_type());
   if (!left) return LuSolve(lu, pivots, b.mT(), true, !adjoint).mT();
   auto [lub, bb] = BroadcastBatches(lu, b.to(lu.scalar_type()));
+  if (lub.numel() == 0 || bb.numel() == 0) return at::zeros(bb.sizes(), bb.options());
   std::vector<int64_t> pshape(lub.sizes().begin(), lub.sizes().end() - 1);
   at::Tensor perm = Permutation(pivots.expand(pshape), lu.size(-1));
   if (!adjoint) {  // A = P L U: X = U^-1 L^-1 P^T B
