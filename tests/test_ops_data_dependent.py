@@ -1,7 +1,8 @@
 """Ops whose output's length depends on the data (bincount, unique,
 unique_consecutive, repeat_interleave) against the CPU: they read one small
 value to the host for that length, as CUDA does, and run natively otherwise
-(the test_ops_ fixture fails on any CPU fallback)."""
+(the test_ops_ fixture fails on any CPU fallback). nonzero_static, whose
+length the caller fixes, too."""
 import pytest
 import torch
 
@@ -81,3 +82,18 @@ def test_repeat_interleave():
     compare(torch.repeat_interleave, torch.zeros(0, dtype=torch.long))
     for bad in (torch.tensor([2, -1]), torch.tensor([[2]]), torch.tensor([2.0])):
         compare(torch.repeat_interleave, bad)
+
+
+# ------------------------------------------------------------- nonzero_static
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool])
+def test_nonzero_static(dtype):
+    x = make((4, 5), dtype, low=0, high=2)
+    for size in (0, 3, 20):
+        compare(lambda t: torch.nonzero_static(t, size=size), x)
+        compare(lambda t: torch.nonzero_static(t, size=size, fill_value=-7), NonContig(x))
+    compare(lambda t: torch.nonzero_static(t, size=4), make((2, 3, 4), dtype, low=0, high=2, seed=1))
+    compare(lambda t: torch.nonzero_static(t, size=2), torch.tensor(3).to(dtype))
+    compare(lambda t: torch.nonzero_static(t, size=2), torch.zeros(0, 3, dtype=dtype))
+    compare(lambda t: torch.nonzero_static(t, size=-1), x)

@@ -2,7 +2,8 @@
 // unique_consecutive, repeat_interleave. Each reads one small tensor to the
 // host for that length (as CUDA's kernels do), and computes the rest on the
 // device with native ops (sort, cumsum, scatter_reduce, index_add,
-// searchsorted).
+// searchsorted). And nonzero_static, whose length the caller fixes: no host
+// read.
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -123,9 +124,34 @@ at::Tensor RepeatInterleave(const at::Tensor& repeats, std::optional<c10::SymInt
   return at::searchsorted(ends, positions, repeats.scalar_type() == c10::kInt, /*right=*/true);
 }
 
+// nonzero with a fixed number of rows: no host read at all. Each nonzero
+// element's rank among them (a running count) is its row; elements past
+// `size` go to a spare row that is dropped, missing rows keep fill_value.
+at::Tensor NonzeroStatic(const at::Tensor& self, int64_t size, int64_t fill_value) {
+  TORCH_CHECK(size >= 0, "nonzero_static: 'size' must be an non-negative integer");
+  const int64_t rank = self.dim();
+  at::Tensor out = at::full({size + 1, rank}, fill_value, self.options().dtype(c10::kLong));
+  if (self.numel() == 0 || rank == 0 || size == 0) return out.narrow(0, 0, size).clone();
+  at::Tensor nonzero = self.flatten().ne(0);
+  at::Tensor row = nonzero.cumsum(0, c10::kLong).sub_(1);
+  at::Tensor target = at::where(nonzero.logical_and(row.lt(size)), row, size);
+  // Coordinates of every flat position, [numel, rank].
+  at::Tensor flat = at::arange(self.numel(), out.options());
+  std::vector<at::Tensor> coords;
+  int64_t stride = 1;
+  std::vector<int64_t> strides(rank);
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= self.size(d);
+  }
+  for (int64_t d = 0; d < rank; ++d) coords.push_back(flat.div(strides[d], "floor").remainder(self.size(d)));
+  return out.index_copy_(0, target, at::stack(coords, 1)).narrow(0, 0, size).clone();
+}
+
 }  // namespace
 
 void RegisterDataDependent() {
+  Impl("nonzero_static", NonzeroStatic);
   Impl("bincount", Bincount);
   Impl("_unique2", Unique2);
   Impl("_unique", Unique);
