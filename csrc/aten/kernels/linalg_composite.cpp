@@ -8,6 +8,7 @@
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 
+#include "aten/kernels/into_out.h"
 #include "aten/kernels/registry.h"
 
 namespace torchtpu::aten {
@@ -78,9 +79,7 @@ at::Tensor& AddbmmOut(const at::Tensor& self, const at::Tensor& b1, const at::Te
                       const c10::Scalar& alpha, at::Tensor& out) {
   auto [a, b] = Concatenated(b1, b2);
   if (AccumulatesPerBatch(self)) {
-    at::Tensor r = Addbmm(self, b1, b2, beta, alpha);
-    at::native::resize_output(out, r.sizes());
-    return out.copy_(r);
+    return IntoOut(Addbmm(self, b1, b2, beta, alpha), out);
   }
   return at::addmm_out(out, self, a, b, beta, alpha);
 }

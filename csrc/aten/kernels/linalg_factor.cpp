@@ -9,6 +9,7 @@
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
 
+#include "aten/kernels/into_out.h"
 #include "aten/kernels/registry.h"
 #include "aten/runtime/op_call.h"
 
@@ -47,11 +48,7 @@ std::tuple<at::Tensor, at::Tensor> CholeskyEx(const at::Tensor& self, bool upper
 std::tuple<at::Tensor&, at::Tensor&> CholeskyExOut(const at::Tensor& self, bool upper, bool check_errors,
                                                    at::Tensor& l, at::Tensor& info) {
   auto [rl, rinfo] = CholeskyEx(self, upper, check_errors);
-  at::native::resize_output(l, rl.sizes());
-  at::native::resize_output(info, rinfo.sizes());
-  l.copy_(rl);
-  info.copy_(rinfo);
-  return {l, info};
+  return {IntoOut(rl, l), IntoOut(rinfo, info)};
 }
 
 at::Tensor Cholesky(const at::Tensor& self, bool upper) {
@@ -63,9 +60,7 @@ at::Tensor Cholesky(const at::Tensor& self, bool upper) {
 }
 
 at::Tensor& CholeskyOut(const at::Tensor& self, bool upper, at::Tensor& out) {
-  at::Tensor l = Cholesky(self, upper);
-  at::native::resize_output(out, l.sizes());
-  return out.copy_(l);
+  return IntoOut(Cholesky(self, upper), out);
 }
 
 // X with op(A) X = B (left) or X op(A) = B (right), A triangular; A and B
@@ -101,9 +96,7 @@ at::Tensor SolveTriangular(const at::Tensor& a, const at::Tensor& b, bool upper,
 
 at::Tensor& SolveTriangularOut(const at::Tensor& a, const at::Tensor& b, bool upper, bool left, bool unitriangular,
                                at::Tensor& out) {
-  at::Tensor x = SolveTriangular(a, b, upper, left, unitriangular);
-  at::native::resize_output(out, x.sizes());
-  return out.copy_(x);
+  return IntoOut(SolveTriangular(a, b, upper, left, unitriangular), out);
 }
 
 // The old API: triangular_solve(b, A, upper, transpose, unitriangular) ->
@@ -126,11 +119,7 @@ std::tuple<at::Tensor&, at::Tensor&> TriangularSolveOut(const at::Tensor& self, 
                                                         bool transpose, bool unitriangular, at::Tensor& x,
                                                         at::Tensor& m) {
   auto [rx, rm] = TriangularSolve(self, a, upper, transpose, unitriangular);
-  at::native::resize_output(x, rx.sizes());
-  at::native::resize_output(m, rm.sizes());
-  x.copy_(rx);
-  m.copy_(rm);
-  return {x, m};
+  return {IntoOut(rx, x), IntoOut(rm, m)};
 }
 
 // A = L L^T: solve L Y = B, then L^T X = Y (upper: U^T Y = B, U X = Y).
@@ -148,9 +137,7 @@ at::Tensor CholeskyInverse(const at::Tensor& l, bool upper) {
 }
 
 at::Tensor& CholeskyInverseOut(const at::Tensor& l, bool upper, at::Tensor& out) {
-  at::Tensor r = CholeskyInverse(l, upper);
-  at::native::resize_output(out, r.sizes());
-  return out.copy_(r);
+  return IntoOut(CholeskyInverse(l, upper), out);
 }
 
 // --- LU with partial pivoting, and the solvers and determinants on it

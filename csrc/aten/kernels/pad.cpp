@@ -4,10 +4,10 @@
 // so no index tensor is uploaded; the backward is the transposed
 // index_add into zeros, dimension by dimension in reverse order.
 #include <ATen/ATen.h>
-#include <ATen/native/Resize.h>
 
 #include <string>
 
+#include "aten/kernels/into_out.h"
 #include "aten/kernels/registry.h"
 
 namespace torchtpu::aten {
@@ -79,18 +79,13 @@ at::Tensor PadBackward(const at::Tensor& grad, const at::Tensor& self, c10::IntA
   return g;
 }
 
-at::Tensor& Into(at::Tensor& out, const at::Tensor& r) {
-  at::native::resize_output(out, r.sizes());
-  return out.copy_(r);
-}
-
 template <int kDims, bool kReflect>
 at::Tensor PadFn(const at::Tensor& self, c10::IntArrayRef padding) {
   return Pad(self, padding, kDims, kReflect);
 }
 template <int kDims, bool kReflect>
 at::Tensor& PadOut(const at::Tensor& self, c10::IntArrayRef padding, at::Tensor& out) {
-  return Into(out, Pad(self, padding, kDims, kReflect));
+  return IntoOut(Pad(self, padding, kDims, kReflect), out);
 }
 template <int kDims, bool kReflect>
 at::Tensor PadBackwardFn(const at::Tensor& grad, const at::Tensor& self, c10::IntArrayRef padding) {
@@ -99,7 +94,7 @@ at::Tensor PadBackwardFn(const at::Tensor& grad, const at::Tensor& self, c10::In
 template <int kDims, bool kReflect>
 at::Tensor& PadBackwardOut(const at::Tensor& grad, const at::Tensor& self, c10::IntArrayRef padding,
                            at::Tensor& grad_input) {
-  return Into(grad_input, PadBackward(grad, self, padding, kDims, kReflect));
+  return IntoOut(PadBackward(grad, self, padding, kDims, kReflect), grad_input);
 }
 
 template <int kDims, bool kReflect>
