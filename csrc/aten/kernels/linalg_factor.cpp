@@ -10,24 +10,12 @@
 #include <ATen/native/Resize.h>
 
 #include "aten/kernels/into_out.h"
+#include "aten/kernels/linalg_checks.h"
 #include "aten/kernels/registry.h"
 #include "aten/runtime/op_call.h"
 
 namespace torchtpu::aten {
 namespace {
-
-void CheckFloatMatrices(const at::Tensor& a, const char* op, const char* kernel) {
-  TORCH_CHECK(a.dim() >= 2, op, ": The input tensor A must have at least 2 dimensions.");
-  TORCH_CHECK(at::isFloatingType(a.scalar_type()) || at::isComplexType(a.scalar_type()), op,
-              ": Expected a floating point or complex tensor as input. Got ", a.scalar_type());
-  TORCH_CHECK_NOT_IMPLEMENTED(a.scalar_type() == c10::kFloat || a.scalar_type() == c10::kDouble, "\"", kernel,
-                              "\" not implemented for '", c10::toString(a.scalar_type()), "'");
-}
-
-void CheckSquare(const at::Tensor& a, const char* op) {
-  TORCH_CHECK(a.size(-1) == a.size(-2), op, ": A must be batches of square matrices, but they are ", a.size(-2),
-              " by ", a.size(-1), " matrices");
-}
 
 std::tuple<at::Tensor, at::Tensor> CholeskyEx(const at::Tensor& self, bool upper, bool check_errors) {
   CheckFloatMatrices(self, "linalg.cholesky", "cholesky_cpu");

@@ -27,6 +27,7 @@ void RegisterPadding();
 void RegisterDataDependent();
 // linalg_factor.cpp: Cholesky, triangular solves and what builds on them.
 void RegisterLinalgFactor();
+void RegisterLinalgDecomp();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -65,6 +66,7 @@ void RegisterAllOps() {
   RegisterPadding();
   RegisterDataDependent();
   RegisterLinalgFactor();
+  RegisterLinalgDecomp();
 }
 
 }  // namespace torchtpu::aten
