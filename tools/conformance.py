@@ -76,6 +76,12 @@ TIE_ORDER_FREE |= {"kthvalue"}
 # elements, so its index (the last occurrence) is compared exactly there;
 # longer slices are introsorted and the index among equal values is arbitrary.
 MODE_STABLE_LENGTH = 16
+# Decompositions whose vectors are unique only up to sign (and, for the
+# columns of a full U beyond min(m, n), up to a rotation of the complement):
+# tpu's vectors are aligned to the CPU's before comparing (_align_vectors),
+# and backward differentiates the sample's output_process_fn_grad, the
+# sign-free function of the outputs PyTorch's own gradient tests use.
+SIGN_FREE = {"linalg.eigh", "linalg.svd", "svd"}
 # A fixed subset of core ops for CI (fast and representative).
 FAST_OPS = (
     "add", "sub", "mul", "div", "pow", "exp", "log", "sin", "tanh", "sigmoid", "abs", "neg", "sqrt",
@@ -197,6 +203,41 @@ def _compare(torch, got, ref, op_name, random_sample=False) -> None:
         torch.testing.assert_close(g, r, rtol=rtol, atol=atol, equal_nan=True)
 
 
+def _align_vectors(torch, name, got, ref):
+    """`got` with each eigen- or singular vector's sign flipped to match the
+    CPU's; a full U's complement columns are checked as a projector and then
+    taken from the CPU (any orthonormal basis of it is correct)."""
+    got = tuple(t.cpu() for t in got)
+    if name == "linalg.eigh":
+        values, vectors = got
+        return values, vectors * _signs(torch, vectors, ref[1])
+    u, s, v = got  # v is Vh for linalg.svd, V for svd
+    k = s.shape[-1]
+    if u.numel() == 0:
+        return got
+    signs = _signs(torch, u[..., :k], ref[0][..., :k])
+    if u.shape[-1] > k:
+        extra, ref_extra = u[..., k:], ref[0][..., k:]
+        torch.testing.assert_close(extra @ extra.mT, ref_extra @ ref_extra.mT, rtol=1e-4, atol=1e-4)
+        u = torch.cat([u[..., :k] * signs, ref_extra], -1)
+    else:
+        u = u * signs
+    if name == "linalg.svd":
+        rows = v[..., :k, :] * signs.mT
+        if v.shape[-2] > k:
+            extra, ref_extra = v[..., k:, :], ref[2][..., k:, :]
+            torch.testing.assert_close(extra.mT @ extra, ref_extra.mT @ ref_extra, rtol=1e-4, atol=1e-4)
+            rows = torch.cat([rows, ref_extra], -2)
+        return u, s, rows
+    return u, s, v * signs
+
+
+def _signs(torch, got, ref):
+    """+-1 per column: the sign that makes got's column point along ref's."""
+    dots = (got * ref).sum(-2, keepdim=True)
+    return torch.where(dots < 0, -1.0, 1.0).to(got.dtype)
+
+
 def _sort_dim(name: str, args: tuple, kwargs: dict) -> int:
     """The dim argument of sort(input, dim), argsort(input, dim), topk(input, k, dim)."""
     position = 1 if name in ("topk", "kthvalue") else 0
@@ -256,7 +297,8 @@ def _run_op(torch, torchtpu, op, dtype_name, dtype, limit) -> Result:
             if (_key(op) in TIE_ORDER_FREE and not s.kwargs.get("stable", False)) or _long_mode(_key(op), args, s.kwargs):
                 _compare_tie_order_free(torch, _key(op), args, s.kwargs, got, ref)
             else:
-                _compare(torch, got, ref, op.name, _is_random(_key(op), s.kwargs))
+                shown = _align_vectors(torch, _key(op), got, ref) if _key(op) in SIGN_FREE else got
+                _compare(torch, shown, ref, op.name, _is_random(_key(op), s.kwargs))
         except AssertionError as e:
             res.status, res.detail = "mismatch", str(e).splitlines()[0][:300]
             res.native = res.native and not torchtpu.fallback_stats()
@@ -270,7 +312,8 @@ def _run_op(torch, torchtpu, op, dtype_name, dtype, limit) -> Result:
             res.detail = "fallback: " + ", ".join(sorted(torchtpu.fallback_stats()))
         compared += 1
         if grad and backward_ok is not False and not _is_random(_key(op), s.kwargs):
-            backward_ok = _check_backward(torch, args, ref, dev_args, got)
+            process = s.output_process_fn_grad if _key(op) in SIGN_FREE else (lambda out: out)
+            backward_ok = _check_backward(torch, args, process(ref), dev_args, process(got))
     res.samples = compared
     res.status = "pass" if compared else "skip"
     if backward_ok is not None:

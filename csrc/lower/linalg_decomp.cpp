@@ -148,6 +148,7 @@ Value HouseholderProduct(Builder& b, Value v, Value tau, int64_t cols) {
   const Shape s = v.shape();
   const int64_t batch = s[0], m = s[1], k = tau.shape()[1];
   Value q0 = Eye(b, v.dtype(), batch, m, cols);
+  if (k == 0) return q0;  // no reflectors (and no tau to slice)
   auto state = b.While(
       {I64(b, k - 1), q0, v, tau},
       [](Builder& rb, const Values& st) { return Values{rb.Cmp(st[0], I64(rb, 0), Compare::kGE)}; },

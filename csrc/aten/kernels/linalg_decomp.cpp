@@ -118,6 +118,10 @@ std::tuple<at::Tensor, at::Tensor> Eigh(const at::Tensor& a, c10::string_view up
     return {at::empty(BatchWith(a, {n}), a.options()), compute_v ? at::empty(a.sizes(), a.options()) : vectors_empty};
   }
   auto out = OpCall("linalg.eigh").Attr(uplo == "U").Attr(compute_v).In(a).Run();
+  // LAPACK fails to converge on NaN, and PyTorch raises; the Jacobi sweeps
+  // carry the NaN into the eigenvalues, which say so (one host read, as
+  // the CPU's and CUDA's info check is).
+  at::_linalg_check_errors(at::isnan(out.at(0)).any(-1).to(c10::kInt), "linalg.eigh", a.dim() == 2);
   return {out.at(0), compute_v ? out.at(1) : vectors_empty};
 }
 
@@ -142,6 +146,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> Svd(const at::Tensor& a, bool ful
     if (!compute_uv) return {none, s, none};
     return {EyeBatch(a, m, ucols), s, EyeBatch(a, vrows, n)};
   }
+  // LAPACK's SVD refuses NaN input (info < 0: "contained non-finite
+  // values"); one host read of that flag, as the CPU's and CUDA's info check.
+  at::_linalg_check_errors(at::isnan(a).flatten(-2).any(-1).to(c10::kInt) * -4, "linalg.svd", a.dim() == 2);
   auto out = OpCall("linalg.svd").Attr(full_matrices).Attr(compute_uv).In(a).Run();
   if (!compute_uv) return {none, out.at(0), none};
   return {out.at(1), out.at(0), out.at(2)};
