@@ -177,3 +177,30 @@ def test_gradients():
     same_gradients(lambda t: torch.linalg.eigh(t).eigenvectors.abs().sum(), sym)
     same_gradients(lambda t: (lambda usv: (usv.U @ usv.Vh).sum())(torch.linalg.svd(t, full_matrices=False)), a)
     same_gradients(lambda t: torch.linalg.pinv(t).sum(), a)
+
+
+@pytest.mark.parametrize("driver", [None, "gels", "gelsy", "gelsd", "gelss"])
+def test_lstsq(driver):
+    """Solution, and which of residuals, rank and singular values each CPU
+    driver fills; tall, wide, vector right-hand side, broadcast batches."""
+    a, b = make((2, 5, 3), torch.float64, seed=20), make((2, 5, 2), torch.float64, seed=21)
+    lstsq = lambda x, y: torch.linalg.lstsq(x, y, driver=driver)  # noqa: E731
+    compare(lstsq, a, b)
+    compare(lstsq, a, b[..., 0])  # vector case
+    compare(lstsq, a.mT, make((2, 3, 2), torch.float64, seed=22))  # underdetermined: minimum norm
+    compare(lstsq, make((1, 5, 3), seed=23), make((4, 5, 2), seed=24))  # rank keeps A's batch
+    compare(lstsq, NonContig(make((6, 4), seed=25)), make((6, 2), seed=26))
+
+
+def test_lstsq_rank_deficient_and_errors():
+    a = make((5, 3), torch.float64, seed=27)
+    a[:, 2] = a[:, 1]
+    b = make((5, 2), torch.float64, seed=28)
+    for driver in (None, "gelsd", "gelss"):  # rank 2: the minimum-norm solution, residuals empty
+        compare(lambda x, y: torch.linalg.lstsq(x, y, driver=driver), a, b)
+    compare(lambda x, y: torch.linalg.lstsq(x, y, rcond=0.5), make((5, 3), seed=29), make((5, 2), seed=30))
+    for bad in (lambda x, y: torch.linalg.lstsq(x, y, driver="x"), lambda x, y: torch.linalg.lstsq(x, y[:4]),
+                lambda x, y: torch.linalg.lstsq(x.double(), y), lambda x, y: torch.linalg.lstsq(x.bfloat16(), y.bfloat16())):
+        compare(bad, make((5, 3)), make((5, 2)))
+    same_gradients(lambda x, y: torch.linalg.lstsq(x, y).solution.sum(), make((5, 3), torch.float64, seed=31),
+                   make((5, 2), torch.float64, seed=32))

@@ -7,6 +7,8 @@
 // sign of each vector, which LAPACK does not fix either.
 #include <ATen/ATen.h>
 
+#include <limits>
+
 #include "aten/kernels/into_out.h"
 #include "aten/kernels/linalg_checks.h"
 #include "aten/kernels/registry.h"
@@ -166,9 +168,58 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> SvdOut(const at::Tensor& a, bo
   return {u, s, vh};
 }
 
+// Least squares through the SVD: the minimum-norm solution V diag(1/s) U^T B
+// over the singular values above rcond * s_max, which is what LAPACK's
+// gelsy, gelsd and gelss return (gels assumes full rank: every nonzero
+// singular value is used). Which of residuals, rank and singular_values are
+// filled follows the CPU's drivers (default gelsy).
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> LstsqOut(
+    const at::Tensor& self, const at::Tensor& other, std::optional<double> rcond,
+    std::optional<c10::string_view> driver_arg, at::Tensor& solution, at::Tensor& residuals, at::Tensor& rank,
+    at::Tensor& singular_values) {
+  TORCH_CHECK(self.dim() >= 2, "torch.linalg.lstsq: input must have at least 2 dimensions.");
+  TORCH_CHECK(other.dim() >= 1, "torch.linalg.lstsq: other must have at least 1 dimension.");
+  TORCH_CHECK(self.scalar_type() == other.scalar_type(), "torch.linalg.lstsq: Expected input and other to have the ",
+              "same dtype, but got input's dtype ", self.scalar_type(), " and other's dtype ", other.scalar_type());
+  const bool vector_case = other.dim() == self.dim() - 1;
+  at::Tensor b = vector_case ? other.unsqueeze(-1) : other;
+  TORCH_CHECK(self.size(-2) == b.size(-2), vector_case ? "torch.linalg.lstsq: input.size(-2) should match other.size(-1)"
+                                                       : "torch.linalg.lstsq: input.size(-2) should match other.size(-2)");
+  const std::string driver = driver_arg.has_value() ? std::string(*driver_arg) : "gelsy";
+  TORCH_CHECK(driver == "gels" || driver == "gelsy" || driver == "gelsd" || driver == "gelss",
+              "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
+  CheckFloatMatrices(self, "torch.linalg.lstsq", "linalg_lstsq_cpu");
+  const int64_t m = self.size(-2), n = self.size(-1);
+  // The SVD is of A's own batch (rank and singular values have its shape,
+  // as the CPU's); B's batch broadcasts in the products.
+  const at::Tensor& a = self;
+  auto [u, sv, vh] = Svd(a, false, true, std::nullopt);
+  const double eps = self.scalar_type() == c10::kDouble ? std::numeric_limits<double>::epsilon()
+                                                        : std::numeric_limits<float>::epsilon();
+  const double cutoff = rcond.has_value() && *rcond >= 0 ? *rcond : eps * std::max(m, n);
+  at::Tensor keep = std::min(m, n) == 0 ? at::zeros_like(sv, sv.options().dtype(c10::kBool))
+                    : driver == "gels"  ? sv > 0
+                                        : sv > sv.narrow(-1, 0, 1) * cutoff;
+  at::Tensor inv = at::where(keep, sv.reciprocal(), at::zeros_like(sv));
+  at::Tensor x = at::matmul(vh.mT(), inv.unsqueeze(-1) * at::matmul(u.mT(), b));
+  at::Tensor none = at::empty({0}, self.options());
+  const bool with_rank = driver != "gels";
+  at::Tensor ranks = keep.sum(-1);  // int64
+  bool want_residuals = m > n && driver != "gelsy";
+  if (want_residuals && with_rank) want_residuals = (ranks == n).all().item<bool>();  // the CPU's full-rank rule
+  at::Tensor res = want_residuals ? (at::matmul(a, x) - b).pow(2).sum(-2) : none;
+  if (vector_case) x = x.squeeze(-1);  // residuals keep their column, as the CPU's do
+  IntoOut(x, solution);
+  IntoOut(res, residuals);
+  IntoOut(with_rank ? ranks : at::empty({0}, self.options().dtype(c10::kLong)), rank);
+  IntoOut(driver == "gelsd" || driver == "gelss" ? sv : none, singular_values);
+  return {solution, residuals, rank, singular_values};
+}
+
 }  // namespace
 
 void RegisterLinalgDecomp() {
+  Impl("linalg_lstsq.out", LstsqOut);
   Impl("geqrf", Geqrf);
   Impl("geqrf.a", GeqrfOut);
   Impl("linalg_householder_product", HouseholderProduct);
