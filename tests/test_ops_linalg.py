@@ -179,3 +179,36 @@ def test_lu_and_unpack(shape):
     for data in (True, False):
         for pivots in (True, False):
             compare(lambda x, p: torch.lu_unpack(x, p, data, pivots), lu, piv)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("scale", [0.01, 1.0, 8.0])
+def test_matrix_exp(dtype, scale):
+    """Scaling and squaring with the degree-18 Taylor polynomial against the
+    CPU's: norms below theta (no squaring) and above (several squarings, a
+    different count per batch entry)."""
+    a = make((3, 4, 4), dtype, seed=3) * scale
+    a[1] *= 0.1
+    want = torch.linalg.matrix_exp(a.double())  # the float64 CPU result as the reference
+    got = torch.linalg.matrix_exp(a.to(DEVICE)).cpu().double()
+    # Relative to each matrix's largest entry: squaring amplifies rounding by
+    # about the number of squarings. The CPU's own float32 result is 3e-6
+    # off at scale 8 (ours 2e-7), hence the float64 reference.
+    rtol = 1e-5 if dtype == torch.float32 else 1e-13
+    assert ((got - want).abs() / want.abs().amax((-2, -1), keepdim=True)).max() < rtol
+    compare(torch.linalg.matrix_exp, NonContig(make((5, 5), dtype, seed=4)))
+
+
+def test_matrix_exp_special_inputs_and_errors():
+    compare(torch.linalg.matrix_exp, torch.zeros(3, 3))
+    compare(torch.linalg.matrix_exp, torch.zeros(0, 0))
+    compare(torch.linalg.matrix_exp, torch.tensor([[[1.0]], [[-2.0]]]))
+    # bfloat16 is computed in float32 and rounded once (the CPU's bfloat16
+    # kernel returns NaN on this input): compared with float32 rounded.
+    a = make((2, 5, 5), torch.float32, seed=5)
+    got = torch.linalg.matrix_exp(a.bfloat16().to(DEVICE)).cpu()
+    torch.testing.assert_close(got, torch.linalg.matrix_exp(a.bfloat16().float()).bfloat16(), rtol=1.6e-2, atol=1e-2)
+    for bad in (lambda t: torch.linalg.matrix_exp(t.long()), lambda t: torch.linalg.matrix_exp(t[0]),
+                lambda t: torch.linalg.matrix_exp(t[:, :2])):
+        compare(bad, make((3, 3)))
+    same_gradients(lambda t: torch.linalg.matrix_exp(t).sum(), make((4, 4), torch.float64, seed=6))

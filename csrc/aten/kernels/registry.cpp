@@ -28,6 +28,7 @@ void RegisterDataDependent();
 // linalg_factor.cpp: Cholesky, triangular solves and what builds on them.
 void RegisterLinalgFactor();
 void RegisterLinalgDecomp();
+void RegisterMatrixExp();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -67,6 +68,7 @@ void RegisterAllOps() {
   RegisterDataDependent();
   RegisterLinalgFactor();
   RegisterLinalgDecomp();
+  RegisterMatrixExp();
 }
 
 }  // namespace torchtpu::aten
