@@ -174,16 +174,25 @@ def test_profiler_shows_tpu_programs_with_device_time(tmp_path):
     assert any(n.startswith("tpu::program") for n in names)
 
 
-def test_torch_profiler_has_a_row_per_tpu_program(tmp_path):
+def test_torch_profiler_shows_tpu_programs_with_device_time(tmp_path):
     from torch.profiler import ProfilerActivity, profile
-    a = torch.randn(128, 128, device="tpu")
+    a = torch.randn(256, 256, device="tpu")
     (a @ a).cpu()
+    (a + 1).cpu()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as prof:
         (a @ a).cpu()
         (a + 1).cpu()
+    table = prof.key_averages().table(sort_by="device_time_total")
     rows = _tpu_program_rows(prof.key_averages())
-    assert len(rows) >= 2, prof.key_averages().table()
+    assert len({r.key for r in rows}) >= 2, table
+    # The device activity (kineto_tpu.cpp) is linked to the launching range.
+    assert all(r.device_time_total > 0 for r in rows), table
+    mm = [r for r in rows if "matmul" in r.key]
+    assert mm and mm[0].device_time_total > 0, table
     path = tmp_path / "trace.json"
     prof.export_chrome_trace(str(path))
-    names = [e.get("name", "") for e in json.loads(path.read_text())["traceEvents"]]
-    assert sum(n.startswith("tpu::program") for n in names) >= 2
+    events = json.loads(path.read_text())["traceEvents"]
+    kernels = [e for e in events if e.get("cat") == "kernel" and e.get("name", "").startswith("tpu::program")]
+    ops = [e for e in events if e.get("cat") == "cpu_op" and e.get("name", "").startswith("tpu::program")]
+    assert len(kernels) >= 2 and len(ops) >= 2, [e.get("name") for e in events]
+    assert all(e["dur"] > 0 for e in kernels)

@@ -6,6 +6,8 @@
 
 #include <ATen/record_function.h>
 
+#include "aten/runtime/kineto_tpu.h"
+
 #include <string>
 #include <vector>
 
@@ -19,5 +21,6 @@ std::string ProgramRangeName(const std::string& description);
 // Opens the range until the end of the enclosing scope; put it before the
 // launch and keep the launch's Runtime::Track() inside the scope. The name is
 // built only while a profiler is active (RECORD_FUNCTION checks first).
-#define TORCHTPU_PROGRAM_RANGE(description) \
-  RECORD_FUNCTION(::torchtpu::aten::ProgramRangeName(description), std::vector<c10::IValue>())
+#define TORCHTPU_PROGRAM_RANGE(description)                                                    \
+  RECORD_FUNCTION(::torchtpu::aten::ProgramRangeName(description), std::vector<c10::IValue>()); \
+  ::torchtpu::aten::ProgramScope torchtpu_program_scope_(description)

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "aten/runtime/fused_executor.h"
+#include "aten/runtime/kineto_tpu.h"
 #include "aten/runtime/runtime.h"
 
 namespace torchtpu::aten {
@@ -103,6 +104,7 @@ std::shared_ptr<Completion> OnLaunch(int device, std::shared_ptr<pjrt::Event> ev
     stamp->ready_ns.store(SteadyNowNs(), std::memory_order_release);
     stamp->ready.store(true, std::memory_order_release);
   });
+  ProfileLaunch(device, CurrentId(device), c);  // torch.profiler device activity (kineto_tpu.h)
   Registry& r = R();
   std::lock_guard<std::mutex> lock(r.mu);
   c->seq = ++r.launches[device];
