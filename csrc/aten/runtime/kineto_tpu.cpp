@@ -9,7 +9,9 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <mutex>
+#include <thread>
 #include <set>
 #include <vector>
 
@@ -46,6 +48,7 @@ struct LaunchRecord {
 class TpuSession;
 std::mutex g_mu;
 TpuSession* g_active = nullptr;  // the recording session, under g_mu
+std::atomic<bool> g_recording{false};  // g_active != nullptr, read without the lock on every launch
 
 class TpuSession final : public libkineto::IActivityProfilerSession {
  public:
@@ -53,11 +56,15 @@ class TpuSession final : public libkineto::IActivityProfilerSession {
   void start() override {
     std::lock_guard<std::mutex> lock(g_mu);
     g_active = this;
+    g_recording.store(true);
     status_ = libkineto::TraceStatus::RECORDING;
   }
   void stop() override {
     std::lock_guard<std::mutex> lock(g_mu);
-    if (g_active == this) g_active = nullptr;
+    if (g_active == this) {
+      g_active = nullptr;
+      g_recording.store(false);
+    }
     if (status_ == libkineto::TraceStatus::RECORDING) status_ = libkineto::TraceStatus::PROCESSING;
   }
   std::vector<std::string> errors() override { return {}; }
@@ -75,7 +82,11 @@ class TpuSession final : public libkineto::IActivityProfilerSession {
     const int64_t offset = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                std::chrono::system_clock::now().time_since_epoch()).count() -
                            SteadyNowNs();
-    std::map<int, int64_t> device_free;  // a device runs its launches one after another
+    // The latest completion seen per device: a launch issued before it and
+    // finished after it most likely waited for it (its input), so its device
+    // time starts there. Independent launches may overlap (the CPU plugin
+    // runs them on a thread pool) and then keep their issue time.
+    std::map<int, int64_t> device_free;
     for (auto& r : records) {
       try {
         r.completion->event->Await();
@@ -84,9 +95,10 @@ class TpuSession final : public libkineto::IActivityProfilerSession {
       }
       while (!r.completion->Ready()) std::this_thread::yield();
       const int64_t end = r.completion->stamp->ready_ns.load();
-      int64_t start = std::max(r.start_ns, device_free[r.device]);
-      start = std::min(start, end);
-      device_free[r.device] = end;
+      const int64_t previous = device_free[r.device];
+      int64_t start = std::min(r.start_ns, end);
+      if (previous > start && previous < end) start = previous;
+      device_free[r.device] = std::max(previous, end);
       auto act = std::make_unique<libkineto::GenericTraceActivity>(span_, libkineto::ActivityType::CONCURRENT_KERNEL,
                                                                    r.name);
       act->startTime = start + offset;
@@ -159,6 +171,7 @@ ProgramScope::~ProgramScope() {
 }
 
 void ProfileLaunch(int device, int64_t stream_id, const std::shared_ptr<Completion>& completion) {
+  if (!g_recording.load(std::memory_order_relaxed)) return;
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_active == nullptr) return;
   g_active->Add(LaunchRecord{t_program ? ProgramRangeName(*t_program) : std::string("tpu::transfer"), device,
