@@ -16,7 +16,9 @@ def test_pinned_host_memory_reports_pinned_and_round_trips():
     assert torch.equal(t.cpu(), x)
 
 
-def test_streams_are_one_in_order_queue():
+def test_fsdp2_shaped_stream_use_gives_the_right_result():
+    # The calls FSDP2 makes through torch.tpu (tests/test_streams_events.py
+    # checks what each of them means).
     s1, s2 = torch.tpu.Stream(priority=-1), torch.tpu.current_stream()
     a = torch.ones(4, device="tpu")
     with torch.tpu.stream(s1):
@@ -27,5 +29,5 @@ def test_streams_are_one_in_order_queue():
     s2.wait_stream(s1)
     c = b + 1
     ev.synchronize()
-    assert s1 == s2 and ev.query() and s1.query()
+    assert s1 != s2 and ev.query() and s1.query()
     assert torch.equal(c.cpu(), torch.full((4,), 4.0))

@@ -169,5 +169,6 @@ def set_rng_state_all(new_states) -> None:
     for i, state in enumerate(new_states):
         set_rng_state(state, i)
 
-# The stream API (one in-order queue per device), for FSDP2 and CUDA-shaped code.
+# The stream API (host-side records of PJRT completion events; _streams.py), for
+# FSDP2, timing and CUDA-shaped code.
 from ._streams import Event, Stream, current_stream, default_stream, set_stream, stream  # noqa: E402,F401

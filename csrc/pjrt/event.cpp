@@ -30,4 +30,41 @@ bool Event::IsReady() const {
   return a.is_ready;
 }
 
+namespace {
+struct OnReadyArg {
+  const PJRT_Api* api;
+  std::function<void(bool)> fn;
+};
+void OnReadyTrampoline(PJRT_Error* error, void* user_arg) {
+  auto* arg = static_cast<OnReadyArg*>(user_arg);
+  bool ok = error == nullptr;
+  // The callback owns `error` and must destroy it.
+  if (error != nullptr) internal::ConsumeError(arg->api, error, nullptr);
+  try {
+    arg->fn(ok);
+  } catch (...) {
+    // A plugin thread cannot take an exception; the awaiting side reports errors.
+  }
+  delete arg;
+}
+}  // namespace
+
+void Event::OnReady(std::function<void(bool ok)> fn) {
+  if (event_ == nullptr) {
+    fn(true);
+    return;
+  }
+  const PJRT_Api* api = plugin_->api();
+  auto* arg = new OnReadyArg{api, std::move(fn)};
+  auto a = TORCHTPU_PJRT_ARGS(PJRT_Event_OnReady_Args);
+  a.event = event_;
+  a.callback = &OnReadyTrampoline;
+  a.user_arg = arg;
+  PJRT_Error* error = api->PJRT_Event_OnReady(&a);
+  if (error != nullptr) {
+    delete arg;  // not registered: the callback will never run
+    internal::Check(api, error, "PJRT_Event_OnReady");
+  }
+}
+
 }  // namespace torchtpu::pjrt

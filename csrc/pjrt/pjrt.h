@@ -104,6 +104,10 @@ class Event {
   Event& operator=(const Event&) = delete;
   void Await();          // throws the event's error, if any
   bool IsReady() const;
+  // PJRT_Event_OnReady: `fn(ok)` runs once when the event completes (at once
+  // if it already has), possibly on a plugin thread; it must not call back
+  // into PJRT. Used to stamp completion times (aten/runtime/streams.h).
+  void OnReady(std::function<void(bool ok)> fn);
  private:
   friend class Client;
   friend class Executable;

@@ -9,6 +9,7 @@
 #include "aten/runtime/eager_mode.h"
 #include "aten/runtime/errors.h"
 #include "aten/runtime/runtime.h"
+#include "aten/runtime/program_range.h"
 #include "graph/signature.h"
 
 namespace torchtpu::aten {
@@ -260,6 +261,7 @@ void RunNodeByNode(int device, PendingGraph& g, CutReason reason, const std::str
         MaybeFailCompile(nullptr, &node);
         return rt.cache().Get(node, device);
       });
+      TORCHTPU_PROGRAM_RANGE(entry->description);  // profiler row for this launch (program_range.h)
       graph::Launch launch = GuardExecution(node, [&] { return graph::Execute(*entry, args, held); });
       rt.Track(device, std::move(launch.done));
       for (auto& r : launch.results) results[n].emplace_back(std::move(r));
@@ -358,12 +360,15 @@ void CutLocked(int device, PendingGraph& g, CutReason reason) {
     args.reserve(g.inputs.size());
     for (auto& b : g.inputs) args.push_back(b.get());
     graph::Launch launch;
-    try {
-      launch = graph::Execute(*entry, args);
-    } catch (const pjrt::Error& e) {
-      RaiseDeviceError(g.graph.Describe(), e);
+    {
+      TORCHTPU_PROGRAM_RANGE(entry->description);  // profiler row for this launch (program_range.h)
+      try {
+        launch = graph::Execute(*entry, args);
+      } catch (const pjrt::Error& e) {
+        RaiseDeviceError(g.graph.Describe(), e);
+      }
+      rt.Track(device, std::move(launch.done));
     }
-    rt.Track(device, std::move(launch.done));
     for (size_t o = 0; o < outputs.size(); ++o) {
       std::shared_ptr<pjrt::Buffer> buffer(std::move(launch.results.at(o)));
       for (StorageData* s : record.output_storages[o]) {

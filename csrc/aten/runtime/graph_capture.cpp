@@ -11,6 +11,7 @@
 #include "aten/runtime/generator.h"
 #include "aten/runtime/runtime.h"
 #include "aten/runtime/storage.h"
+#include "aten/runtime/program_range.h"
 
 namespace torchtpu::aten {
 
@@ -186,13 +187,16 @@ std::optional<std::vector<std::optional<at::Tensor>>> GraphReplay::Run(const std
   std::vector<pjrt::Buffer*> args;
   for (auto& b : buffers) args.push_back(b.get());
   pjrt::ExecuteResult result;
-  try {
-    result = executable_->Execute({args}, non_donatable);
-  } catch (const pjrt::Error& e) {
-    RaiseDeviceError(description_, e);
+  {
+    TORCHTPU_PROGRAM_RANGE(description_);  // profiler row for this launch (program_range.h)
+    try {
+      result = executable_->Execute({args}, non_donatable);
+    } catch (const pjrt::Error& e) {
+      RaiseDeviceError(description_, e);
+    }
+    buffers.clear();
+    Runtime::Get().Track(device_, result.done.empty() ? nullptr : std::move(result.done[0]));
   }
-  buffers.clear();
-  Runtime::Get().Track(device_, result.done.empty() ? nullptr : std::move(result.done[0]));
   std::vector<std::shared_ptr<pjrt::Buffer>> results;
   for (auto& r : result.outputs.at(0)) results.emplace_back(std::move(r));
 

@@ -17,6 +17,7 @@
 #include "aten/runtime/index_checks.h"
 #include "aten/runtime/runtime.h"
 #include "aten/runtime/storage.h"
+#include "aten/runtime/program_range.h"
 #include "graph/signature.h"
 
 namespace torchtpu::aten {
@@ -265,6 +266,7 @@ std::vector<std::shared_ptr<pjrt::Buffer>> OpCall::Launch() {
       GuardLowering(node_, [&] { return rt.cache().Get(node_, device_); });
   std::vector<pjrt::Buffer*> args;
   for (auto& b : buffers_) args.push_back(b.get());
+  TORCHTPU_PROGRAM_RANGE(entry->description);  // profiler row for this launch (program_range.h)
   graph::Launch launch =
       GuardExecution(node_, [&] { return graph::Execute(*entry, args, HeldElsewhere(node_, buffers_)); });
   CheckLaunch(launch, entry->program.result_types);

@@ -2,6 +2,7 @@
 
 #include "aten/runtime/fused_executor.h"
 #include "aten/runtime/index_checks.h"
+#include "aten/runtime/streams.h"
 
 #include <c10/util/Exception.h>
 #include <fcntl.h>
@@ -150,6 +151,10 @@ void Runtime::OnFree(int device, int64_t bytes) {
 
 void Runtime::Track(int device, std::unique_ptr<pjrt::Event> event, std::shared_ptr<void> hold) {
   if (!event) return;
+  std::shared_ptr<pjrt::Event> shared(std::move(event));
+  // Streams/events/profiler hook: the completion joins the current stream's
+  // record and gets its completion time stamped (streams.h).
+  OnLaunch(device, shared);
   std::lock_guard<std::mutex> lock(events_mu_);
   auto& list = pending_.at(device);
   // Drop finished work so the list stays short in long eager loops.
@@ -160,7 +165,7 @@ void Runtime::Track(int device, std::unique_ptr<pjrt::Event> event, std::shared_
     }
     list.swap(keep);
   }
-  list.push_back(Pending{std::move(event), std::move(hold)});
+  list.push_back(Pending{std::move(shared), std::move(hold)});
 }
 
 void Runtime::Synchronize(int device) {
@@ -180,6 +185,7 @@ void Runtime::Synchronize(int device) {
     }
   }
   for (auto& p : work) p.event->Await();
+  ReleaseFinishedHolds();  // Tensor.record_stream holds whose work is done now
   RaiseFailedIndexChecks(device);
 }
 

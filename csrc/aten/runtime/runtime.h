@@ -70,7 +70,7 @@ class Runtime {
   int64_t memory_limit_ = 0;
   std::mutex events_mu_;
   struct Pending {
-    std::unique_ptr<pjrt::Event> event;
+    std::shared_ptr<pjrt::Event> event;  // shared with the stream records (streams.h)
     std::shared_ptr<void> hold;
   };
   std::vector<std::vector<Pending>> pending_;
