@@ -4,6 +4,7 @@
 #include <kineto/libkineto.h>
 #include <kineto/output_base.h>
 #include <torch/csrc/Export.h>
+#include <torch/csrc/profiler/standalone/privateuse1_profiler.h>
 
 #include <algorithm>
 #include <atomic>
@@ -17,16 +18,6 @@
 
 #include "aten/runtime/program_range.h"
 
-// torch/csrc/profiler/standalone/privateuse1_profiler.h declares this class
-// but includes <IActivityProfiler.h>, a path the extension build does not put
-// on the include path; only these two functions of it are used.
-namespace torch::profiler::impl {
-class TORCH_API PrivateUse1ProfilerRegistry {
- public:
-  static PrivateUse1ProfilerRegistry& instance();
-  void registerFactory(std::function<std::unique_ptr<libkineto::IActivityProfiler>()> factory);
-};
-}  // namespace torch::profiler::impl
 
 namespace torchtpu::aten {
 namespace {
