@@ -29,6 +29,7 @@ void RegisterDataDependent();
 void RegisterLinalgFactor();
 void RegisterLinalgDecomp();
 void RegisterMatrixExp();
+void RegisterSegmentReduce();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -69,6 +70,7 @@ void RegisterAllOps() {
   RegisterLinalgFactor();
   RegisterLinalgDecomp();
   RegisterMatrixExp();
+  RegisterSegmentReduce();
 }
 
 }  // namespace torchtpu::aten
