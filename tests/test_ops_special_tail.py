@@ -1,0 +1,120 @@
+"""The rest of torch.special runs natively on tpu and matches the CPU: the
+orthogonal polynomials (lower/special_polynomial.cpp), the Bessel family
+(lower/special_bessel.cpp) and the regularized incomplete gamma functions
+igamma / igammac (lower/igamma.cpp). The conftest fails any test here that
+runs an op through the CPU fallback.
+
+Dtypes as the CPU has them: the polynomials and the Bessel family exist for
+f32 and f64 only (f16/bf16 raise the CPU's NotImplementedError, integers
+promote to the default float dtype); igamma/igammac exist for every float
+dtype and refuse integers.
+
+Tolerances (rtol, atol), per result dtype:
+  polynomials: the recurrence runs in the compute dtype in the CPU's order
+    of operations, so it rounds as the CPU does; what differs is the
+    trigonometric closed form of the Chebyshev ones (XLA's acos/cos/sin are
+    a few ulps from glibc's, and cos(n acos x) multiplies acos's error by n
+    (n <= 40 here): f32 rtol 2e-5 / atol 2e-5 (the closed form's values are
+    O(1), its absolute error ~ n ulps of 1), f64 rtol 1e-12 / atol 1e-12.
+    Large values (Hermite, |x| > 1) accumulate one rounding per step on
+    both sides: covered by rtol.
+"""
+import math
+
+import pytest
+import torch
+
+import op_check
+from op_check import NonContig, compare, dtype_id
+
+INF, NAN = float("inf"), float("nan")
+
+POLY_TOLS = {torch.float32: (2e-5, 2e-5), torch.float64: (1e-12, 1e-12)}
+
+POLYNOMIALS = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+               "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+               "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
+               "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"]
+
+
+def _both_layouts(fn, *tensors, tol=None):
+    """Compare fn on the contiguous tensors and on strided copies of them."""
+    compare(fn, *tensors, dtype_tol=tol)
+    compare(fn, *[NonContig(t) if isinstance(t, torch.Tensor) and t.dim() > 0 else t for t in tensors],
+            dtype_tol=tol)
+
+
+def _same_error(fn, *args, exc):
+    """The CPU raises `exc`; the device raises the same type with the same words."""
+    with pytest.raises(exc) as cpu:
+        fn(*args)
+    dev_args = [a.to(op_check.DEVICE) if isinstance(a, torch.Tensor) else a for a in args]
+    with pytest.raises(exc) as dev:
+        fn(*dev_args)
+    assert str(cpu.value).split("\n")[0] == str(dev.value).split("\n")[0]
+
+
+# ---------------------------------------------------------------- polynomials
+
+def _poly_grid(dtype):
+    """x over [-1.5, 1.5] (both sides of |x| = 1 and of the shifted ones' 0
+    and 1) plus the endpoints exactly, against degrees covering n < 0, 0, 1,
+    the recurrence, both sides of the closed-form switch (4, 6, 8) and NaN /
+    inf degrees; broadcast as x[:, None], n[None, :]."""
+    x = torch.cat([torch.linspace(-1.5, 1.5, 31, dtype=torch.float64),
+                   torch.tensor([-1.0, 1.0, 0.0, 0.5, 0.25, 0.75, 2.0, -3.0, 1e-3])]).to(dtype)
+    n = torch.tensor([-3, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 17, 40, 2.7, -0.5, NAN, INF, -INF],
+                     dtype=dtype)
+    return x[:, None], n[None, :]
+
+
+@pytest.mark.parametrize("dtype", (torch.float32, torch.float64), ids=dtype_id)
+@pytest.mark.parametrize("name", POLYNOMIALS)
+def test_polynomial_matches_cpu(name, dtype):
+    fn = getattr(torch.special, name)
+    x, n = _poly_grid(dtype)
+    _both_layouts(fn, x.expand(-1, n.shape[1]).contiguous(), n.expand(x.shape[0], -1).contiguous(), tol=POLY_TOLS)
+    compare(fn, x, n, dtype_tol=POLY_TOLS)  # broadcast
+
+
+@pytest.mark.parametrize("name", POLYNOMIALS)
+def test_polynomial_random_and_forms(name):
+    fn = getattr(torch.special, name)
+    g = torch.Generator().manual_seed(7)
+    x = torch.rand(6, 9, generator=g, dtype=torch.float64) * 4 - 2
+    n = torch.randint(-2, 30, (6, 9), generator=g).to(torch.float64)
+    _both_layouts(fn, x, n, tol=POLY_TOLS)
+    # Scalar operands, out=, integer inputs promoted to the default float dtype.
+    compare(lambda a: fn(a, 5), x.float(), dtype_tol=POLY_TOLS)
+    compare(lambda b: fn(0.3, b), n, dtype_tol=POLY_TOLS)
+    compare(lambda a, b, o: fn(a, b, out=o), x, n, torch.empty(0, dtype=torch.float64), dtype_tol=POLY_TOLS)
+    compare(fn, torch.tensor([[0, 1, -2], [3, 1, 0]]), torch.tensor([[3, 4, 2], [1, 0, 7]]), dtype_tol=POLY_TOLS)
+
+
+def test_hermite_degree_limit():
+    # The CPU gives NaN past degree 128 (f32) / 512 (f64); the loop runs to the largest degree.
+    for dtype in (torch.float32, torch.float64):
+        x = torch.tensor([0.1, -0.2, 0.3, 0.05], dtype=dtype)
+        n = torch.tensor([128, 129, 512, 513], dtype=dtype)
+        compare(torch.special.hermite_polynomial_h, x, n, dtype_tol=POLY_TOLS)
+        compare(torch.special.hermite_polynomial_he, x, n, dtype_tol=POLY_TOLS)
+
+
+def test_polynomial_overflow_stops_like_cpu():
+    # |x| > 1 with a large degree: the values overflow and turn NaN, where the
+    # CPU's loop stops; lanes with small degrees finish first and keep theirs.
+    x = torch.tensor([1.5, 3.0, -2.0, 1.01, 0.5], dtype=torch.float64)
+    n = torch.tensor([3000, 700, 5, 2000, 3000], dtype=torch.float64)
+    for name in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "legendre_polynomial_p",
+                 "laguerre_polynomial_l"):
+        compare(getattr(torch.special, name), x, n, dtype_tol=POLY_TOLS)
+
+
+@pytest.mark.parametrize("name", ["chebyshev_polynomial_t", "hermite_polynomial_h", "legendre_polynomial_p"])
+def test_polynomial_reduced_refused_and_empty(name):
+    fn = getattr(torch.special, name)
+    for bad in (torch.float16, torch.bfloat16):
+        _same_error(fn, torch.tensor([0.5, 0.25], dtype=bad), torch.tensor([2.0, 3.0], dtype=bad),
+                    exc=NotImplementedError)
+    compare(fn, torch.empty(0, 3), torch.empty(0, 3))
+    compare(fn, torch.tensor(0.3), torch.tensor(4.0), dtype_tol=POLY_TOLS)
