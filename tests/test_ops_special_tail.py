@@ -118,3 +118,77 @@ def test_polynomial_reduced_refused_and_empty(name):
                     exc=NotImplementedError)
     compare(fn, torch.empty(0, 3), torch.empty(0, 3))
     compare(fn, torch.tensor(0.3), torch.tensor(4.0), dtype_tol=POLY_TOLS)
+
+
+# ---------------------------------------------------------------- Bessel family
+#
+# Tolerances: the lowering evaluates the CPU's own approximations in the
+# CPU's order, so most results are within an ulp or two; measured maxima
+# against the CPU over the grids below: f32 4 ulps relative (2.5e-7), f64 3
+# ulps (6.3e-16). rtol 1e-6 (f32) / 4e-15 (f64) leaves room for XLA's
+# exp/log/sin/cos, which differ from glibc's in the last ulps.
+# atol: J0/J1/Y0/Y1 cross zero, where a last-ulp difference in sin/cos of an
+# O(1) value is no longer small relative to the result: 3e-8 (f32) / 1e-16
+# (f64) absolute (measured 1.5e-8 / 5.6e-17). XLA's CPU flushes f32
+# subnormal results to 0 (K0/K1 near x = 100, Ai near x = 25 are subnormal
+# on the CPU): f32 atol at least 1e-37 for all.
+# airy_ai for x < -2.09 takes sin/cos of t = (2/3)|x|^1.5; XLA's range
+# reduction for large arguments is off by about an ulp of t, so the absolute
+# error grows like |x|^1.5 eps: on x >= -100 (t <= 667) measured 1.1e-5
+# (f32) / 2.1e-14 (f64) absolute over 20000 points: atol 5e-5 / 1e-13.
+
+BESSEL = ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
+          "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+          "spherical_bessel_j0", "airy_ai"]
+
+BESSEL_TOLS = {torch.float32: (1e-6, 1e-37), torch.float64: (4e-15, 1e-300)}
+OSCILLATING_TOLS = {torch.float32: (1e-6, 3e-8), torch.float64: (4e-15, 1e-16)}
+AIRY_TOLS = {torch.float32: (1e-6, 5e-5), torch.float64: (4e-15, 1e-13)}
+
+
+def _bessel_tols(name):
+    if name == "airy_ai":
+        return AIRY_TOLS
+    return OSCILLATING_TOLS if name.startswith("bessel_") or name == "spherical_bessel_j0" else BESSEL_TOLS
+
+
+def _bessel_values(name, dtype):
+    """Both sides of every branch switch (1e-5, 0.5, 2, 2.09, 5, 8, 8.32,
+    103.892), the far tails, zeros, +-inf and NaN, plus a dense sweep."""
+    vals = [0.0, -0.0, 1e-30, 1e-8, 0.99999e-5, 1.00001e-5, 0.4999, 0.5, 0.5001, 1.0, 1.9999, 2.0, 2.0001, 2.0899,
+            2.09, 2.0901, 4.9999, 5.0, 5.0001, 7.9999, 8.0, 8.0001, 8.3203, 8.3204, 20.0, 50.0, 85.0, 88.0, 89.0,
+            100.0, 103.891, 103.893, 500.0, 1e4, INF, -INF, NAN]
+    vals = vals + [-v for v in vals if v == v and v != 0]
+    sweep = torch.linspace(-40, 40, 161, dtype=torch.float64).tolist()
+    if name == "airy_ai":
+        vals = [v for v in vals if v >= -100 or v == -INF]
+        sweep = torch.linspace(-100, 30, 161, dtype=torch.float64).tolist()
+    t = torch.tensor(vals + sweep, dtype=torch.float64)
+    cols = 8
+    n = -(-t.numel() // cols) * cols
+    t = torch.cat([t, t[: n - t.numel()]])
+    return t.reshape(-1, cols).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", (torch.float32, torch.float64), ids=dtype_id)
+@pytest.mark.parametrize("name", BESSEL)
+def test_bessel_family_matches_cpu(name, dtype):
+    fn = getattr(torch.special, name)
+    x = _bessel_values(name, dtype)
+    _both_layouts(fn, x, tol=_bessel_tols(name))
+    compare(lambda a, o: fn(a, out=o), x, torch.empty(0, dtype=dtype), dtype_tol=_bessel_tols(name))
+
+
+@pytest.mark.parametrize("name", BESSEL)
+def test_bessel_family_random_integers_and_reduced(name):
+    fn = getattr(torch.special, name)
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(5, 7, generator=g, dtype=torch.float64) * 10
+    _both_layouts(fn, x, tol=_bessel_tols(name))
+    # Integers and bool promote to the default float dtype, as on the CPU.
+    compare(fn, torch.tensor([[0, 1, -2], [3, 7, 12]]), dtype_tol=_bessel_tols(name))
+    compare(fn, torch.tensor([True, False]), dtype_tol=_bessel_tols(name))
+    for bad in (torch.float16, torch.bfloat16):
+        _same_error(fn, torch.tensor([0.5, 0.25], dtype=bad), exc=NotImplementedError)
+    compare(fn, torch.empty(0, 4))
+    compare(fn, torch.tensor(1.5), dtype_tol=_bessel_tols(name))

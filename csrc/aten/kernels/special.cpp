@@ -2,8 +2,10 @@
 // (lowerings in lower/special.cpp): gcd, lcm, heaviside, nextafter, frexp,
 // logit, special.xlog1py, special.entr, special.erfcx, special.ndtri,
 // special.log_ndtr, i0, special.i0e/i1/i1e, polygamma, special.zeta; and
-// the orthogonal polynomials special.*_polynomial_* (lowered in
-// lower/special_polynomial.cpp). One
+// the Bessel family special.bessel_j0/j1/y0/y1, modified_bessel_i0/i1/k0/k1,
+// scaled_modified_bessel_k0/k1, spherical_bessel_j0, airy_ai (lowered in
+// lower/special_bessel.cpp) and the orthogonal polynomials
+// special.*_polynomial_* (lower/special_polynomial.cpp). One
 // boxed kernel serves every overload (functional, in-place, out=, Scalar
 // operands) of the elementwise ones; frexp, with its two results, has its own.
 // Dtypes, promotion and the refusals follow PyTorch's CPU kernels, with the
@@ -57,6 +59,19 @@ const std::map<std::string, Spec>& Specs() {
       {"special_i1e", {"i1e", Promotion::kFloat, kNone, "i1e_cpu"}},
       {"polygamma", {"polygamma", Promotion::kFloat, kNone, "polygamma_cpu"}},
       {"special_zeta", {"zeta", Promotion::kFloat, kReduced, "zeta_cpu"}},
+      // The Bessel family (lower/special_bessel.cpp).
+      {"special_bessel_j0", {"bessel_j0", Promotion::kFloat, kReduced, "bessel_j0_cpu"}},
+      {"special_bessel_j1", {"bessel_j1", Promotion::kFloat, kReduced, "bessel_j1_cpu"}},
+      {"special_bessel_y0", {"bessel_y0", Promotion::kFloat, kReduced, "bessel_y0_cpu"}},
+      {"special_bessel_y1", {"bessel_y1", Promotion::kFloat, kReduced, "bessel_y1_cpu"}},
+      {"special_modified_bessel_i0", {"modified_bessel_i0", Promotion::kFloat, kReduced, "modified_bessel_i0_cpu"}},
+      {"special_modified_bessel_i1", {"modified_bessel_i1", Promotion::kFloat, kReduced, "modified_bessel_i1_cpu"}},
+      {"special_modified_bessel_k0", {"modified_bessel_k0", Promotion::kFloat, kReduced, "modified_bessel_k0_cpu"}},
+      {"special_modified_bessel_k1", {"modified_bessel_k1", Promotion::kFloat, kReduced, "modified_bessel_k1_cpu"}},
+      {"special_scaled_modified_bessel_k0", {"scaled_modified_bessel_k0", Promotion::kFloat, kReduced, "scaled_modified_bessel_k0_cpu"}},
+      {"special_scaled_modified_bessel_k1", {"scaled_modified_bessel_k1", Promotion::kFloat, kReduced, "scaled_modified_bessel_k1_cpu"}},
+      {"special_spherical_bessel_j0", {"spherical_bessel_j0", Promotion::kFloat, kReduced, "spherical_bessel_j0_cpu"}},
+      {"special_airy_ai", {"airy_ai", Promotion::kFloat, kReduced, "airy_ai_cpu"}},
       // Orthogonal polynomials (lower/special_polynomial.cpp).
       {"special_chebyshev_polynomial_t", {"chebyshev_polynomial_t", Promotion::kFloat, kReduced, "chebyshev_polynomial_t_cpu"}},
       {"special_chebyshev_polynomial_u", {"chebyshev_polynomial_u", Promotion::kFloat, kReduced, "chebyshev_polynomial_u_cpu"}},
@@ -223,7 +238,10 @@ void RegisterSpecial() {
     add(std::string(op) + "_", {""});
   }
   for (const char* op : {"special_entr", "special_erfcx", "special_ndtri", "special_log_ndtr", "special_i0e",
-                         "special_i1", "special_i1e"}) {
+                         "special_i1", "special_i1e", "special_bessel_j0", "special_bessel_j1", "special_bessel_y0",
+                         "special_bessel_y1", "special_modified_bessel_i0", "special_modified_bessel_i1",
+                         "special_modified_bessel_k0", "special_modified_bessel_k1", "special_scaled_modified_bessel_k0",
+                         "special_scaled_modified_bessel_k1", "special_spherical_bessel_j0", "special_airy_ai"}) {
     add(op, {"", "out"});
   }
   for (const char* op : {"special_xlog1py", "special_zeta"}) {
