@@ -2,6 +2,7 @@
 // (lowerings in lower/special.cpp): gcd, lcm, heaviside, nextafter, frexp,
 // logit, special.xlog1py, special.entr, special.erfcx, special.ndtri,
 // special.log_ndtr, i0, special.i0e/i1/i1e, polygamma, special.zeta; and
+// igamma/igammac (special.gammainc/gammaincc; lower/igamma.cpp),
 // the Bessel family special.bessel_j0/j1/y0/y1, modified_bessel_i0/i1/k0/k1,
 // scaled_modified_bessel_k0/k1, spherical_bessel_j0, airy_ai (lowered in
 // lower/special_bessel.cpp) and the orthogonal polynomials
@@ -59,6 +60,9 @@ const std::map<std::string, Spec>& Specs() {
       {"special_i1e", {"i1e", Promotion::kFloat, kNone, "i1e_cpu"}},
       {"polygamma", {"polygamma", Promotion::kFloat, kNone, "polygamma_cpu"}},
       {"special_zeta", {"zeta", Promotion::kFloat, kReduced, "zeta_cpu"}},
+      // The regularized incomplete gamma functions (lower/igamma.cpp).
+      {"igamma", {"igamma", Promotion::kDefault, kBool | kIntegral, "igamma_cpu"}},
+      {"igammac", {"igammac", Promotion::kDefault, kBool | kIntegral, "igammac_cpu"}},
       // The Bessel family (lower/special_bessel.cpp).
       {"special_bessel_j0", {"bessel_j0", Promotion::kFloat, kReduced, "bessel_j0_cpu"}},
       {"special_bessel_j1", {"bessel_j1", Promotion::kFloat, kReduced, "bessel_j1_cpu"}},
@@ -233,7 +237,7 @@ void RegisterSpecial() {
   auto add = [&](const std::string& op, std::vector<std::string> overloads) {
     for (const auto& o : overloads) names.push_back(op + (o.empty() ? "" : "." + o));
   };
-  for (const char* op : {"gcd", "lcm", "heaviside", "nextafter", "logit", "i0", "polygamma"}) {
+  for (const char* op : {"gcd", "lcm", "heaviside", "nextafter", "logit", "i0", "polygamma", "igamma", "igammac"}) {
     add(op, {"", "out"});
     add(std::string(op) + "_", {""});
   }
