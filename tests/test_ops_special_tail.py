@@ -18,6 +18,8 @@ Tolerances (rtol, atol), per result dtype:
     O(1), its absolute error ~ n ulps of 1), f64 rtol 1e-12 / atol 1e-12.
     Large values (Hermite, |x| > 1) accumulate one rounding per step on
     both sides: covered by rtol.
+  Bessel family: see the comment above its tests.
+  igamma/igammac: see the comment above their tests.
 """
 import math
 
@@ -192,3 +194,84 @@ def test_bessel_family_random_integers_and_reduced(name):
         _same_error(fn, torch.tensor([0.5, 0.25], dtype=bad), exc=NotImplementedError)
     compare(fn, torch.empty(0, 4))
     compare(fn, torch.tensor(1.5), dtype_tol=_bessel_tols(name))
+
+
+# ---------------------------------------------------------------- igamma / igammac
+#
+# Tolerances: the branches and loops are the CPU's, but the prefactor
+# x^a e^-x / Gamma(a) = exp(a log x - x - lgamma(a)) is an exponential of a
+# sum of terms up to ~|a log x| + |lgamma(a)| in size, so one ulp of XLA's
+# log / lgamma there moves the result by that many ulps relative (measured
+# 6.1e-5 f32 at a = 150, x = 55, 1.4e-14 f64 at a = 50, x = 18). And the
+# small-a Q series needs lgamma(1 + a) near its zero at 1, where XLA's
+# lgamma is accurate in absolute rather than relative terms (measured 3.7e-4
+# relative in f32 / 5e-12 in f64 at a = 1e-3, x = 1.05, where Q = 2e-4 and
+# the absolute error is 7.5e-8 / 1e-15). So: f32 rtol 1e-4 with atol 2e-6
+# (all measured absolute errors <= 1.1e-6 on [0, 1] valued results), f64
+# rtol 5e-14 with atol 5e-15 (measured <= 1.9e-15). f16/bf16 are computed
+# in f32 on both sides and rounded once: 1 ulp of the dtype (a result next
+# to a rounding boundary may round the other way): rtol 2^-8 (bf16) /
+# 2^-10 (f16), atol the same.
+
+IGAMMA_TOLS = {torch.float32: (1e-4, 2e-6), torch.float64: (5e-14, 5e-15),
+               torch.bfloat16: (2 ** -8, 2 ** -8), torch.float16: (2 ** -10, 2 ** -10)}
+
+
+def _igamma_grid(dtype):
+    """a and x across every branch: the edges (0, inf, NaN, negative), x
+    around 0.5 / 1 / 1.1, a ~ x at 20 < a < 200 and a > 200 (Temme's
+    expansion) and just outside those windows, small a with small x (the Q
+    series), x >> a (continued fraction); broadcast as a[:, None], x[None, :]."""
+    a = torch.tensor([0.0, 1e-3, 0.1, 0.5, 1.0, 1.5, 3.0, 10.0, 19.0, 21.0, 50.0, 150.0, 199.0, 201.0, 500.0,
+                      1e4, -1.0, INF, NAN], dtype=torch.float64)
+    x = torch.tensor([0.0, 1e-5, 0.1, 0.4, 0.5, 0.7, 1.0, 1.05, 1.2, 2.0, 5.0, 10.0, 18.0, 25.0, 45.0, 55.0,
+                      140.0, 160.0, 210.0, 480.0, 520.0, 1e4, 1.02e4, -1.0, INF, NAN], dtype=torch.float64)
+    return a[:, None].to(dtype), x[None, :].to(dtype)
+
+
+@pytest.mark.parametrize("dtype", (torch.float32, torch.float64, torch.bfloat16, torch.float16), ids=dtype_id)
+@pytest.mark.parametrize("fn", [torch.igamma, torch.igammac], ids=["igamma", "igammac"])
+def test_igamma_matches_cpu(fn, dtype):
+    a, x = _igamma_grid(dtype)
+    A, X = a.expand(-1, x.shape[1]).contiguous(), x.expand(a.shape[0], -1).contiguous()
+    _both_layouts(fn, A, X, tol=IGAMMA_TOLS)
+    compare(fn, a, x, dtype_tol=IGAMMA_TOLS)  # broadcast
+
+
+@pytest.mark.parametrize("fn", [torch.igamma, torch.igammac], ids=["igamma", "igammac"])
+def test_igamma_random_and_forms(fn):
+    g = torch.Generator().manual_seed(11)
+    a = torch.rand(6, 10, generator=g, dtype=torch.float64) * 30
+    x = torch.rand(6, 10, generator=g, dtype=torch.float64) * 30
+    _both_layouts(fn, a, x, tol=IGAMMA_TOLS)
+    _both_layouts(fn, a.float(), x.float(), tol=IGAMMA_TOLS)
+    # out=, in-place, the method form and the torch.special names.
+    compare(lambda p, q, o: fn(p, q, out=o), a, x, torch.empty(0, dtype=torch.float64), dtype_tol=IGAMMA_TOLS)
+    method = "igamma_" if fn is torch.igamma else "igammac_"
+    compare(lambda p, q: getattr(p, method)(q), a.clone(), x, dtype_tol=IGAMMA_TOLS)
+    compare(lambda p, q: getattr(p, method[:-1])(q), a, x, dtype_tol=IGAMMA_TOLS)
+    special = torch.special.gammainc if fn is torch.igamma else torch.special.gammaincc
+    compare(special, a, x, dtype_tol=IGAMMA_TOLS)
+    # Mixed float dtypes promote as on the CPU.
+    compare(fn, a.float(), x, dtype_tol=IGAMMA_TOLS)
+    compare(fn, torch.empty(0, 3), torch.empty(0, 3))
+
+
+@pytest.mark.parametrize("fn", [torch.igamma, torch.igammac], ids=["igamma", "igammac"])
+def test_igamma_integers_refused(fn):
+    _same_error(fn, torch.tensor([1, 2]), torch.tensor([1, 3]), exc=NotImplementedError)
+    _same_error(fn, torch.tensor([True]), torch.tensor([False]), exc=NotImplementedError)
+
+
+@pytest.mark.parametrize("special", [torch.special.gammainc, torch.special.gammaincc],
+                         ids=["gammainc", "gammaincc"])
+def test_igamma_backward_matches_cpu(special):
+    # PyTorch differentiates with respect to x (other) only; the gradient
+    # formula runs on tpu through native ops (exp, log, lgamma).
+    a = torch.tensor([[0.5, 2.0, 5.0], [10.0, 0.3, 40.0]], dtype=torch.float64)
+    x = torch.tensor([[0.3, 1.5, 7.0], [9.0, 2.0, 38.0]], dtype=torch.float64)
+    xc = x.clone().requires_grad_()
+    special(a, xc).sum().backward()
+    xd = x.to(op_check.DEVICE).requires_grad_()
+    special(a.to(op_check.DEVICE), xd).sum().backward()
+    torch.testing.assert_close(xd.grad.cpu(), xc.grad, rtol=1e-12, atol=1e-15)
