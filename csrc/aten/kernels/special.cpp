@@ -72,15 +72,21 @@ const std::map<std::string, Spec>& Specs() {
       {"special_modified_bessel_i1", {"modified_bessel_i1", Promotion::kFloat, kReduced, "modified_bessel_i1_cpu"}},
       {"special_modified_bessel_k0", {"modified_bessel_k0", Promotion::kFloat, kReduced, "modified_bessel_k0_cpu"}},
       {"special_modified_bessel_k1", {"modified_bessel_k1", Promotion::kFloat, kReduced, "modified_bessel_k1_cpu"}},
-      {"special_scaled_modified_bessel_k0", {"scaled_modified_bessel_k0", Promotion::kFloat, kReduced, "scaled_modified_bessel_k0_cpu"}},
-      {"special_scaled_modified_bessel_k1", {"scaled_modified_bessel_k1", Promotion::kFloat, kReduced, "scaled_modified_bessel_k1_cpu"}},
+      {"special_scaled_modified_bessel_k0",
+       {"scaled_modified_bessel_k0", Promotion::kFloat, kReduced, "scaled_modified_bessel_k0_cpu"}},
+      {"special_scaled_modified_bessel_k1",
+       {"scaled_modified_bessel_k1", Promotion::kFloat, kReduced, "scaled_modified_bessel_k1_cpu"}},
       {"special_spherical_bessel_j0", {"spherical_bessel_j0", Promotion::kFloat, kReduced, "spherical_bessel_j0_cpu"}},
       {"special_airy_ai", {"airy_ai", Promotion::kFloat, kReduced, "airy_ai_cpu"}},
       // Orthogonal polynomials (lower/special_polynomial.cpp).
-      {"special_chebyshev_polynomial_t", {"chebyshev_polynomial_t", Promotion::kFloat, kReduced, "chebyshev_polynomial_t_cpu"}},
-      {"special_chebyshev_polynomial_u", {"chebyshev_polynomial_u", Promotion::kFloat, kReduced, "chebyshev_polynomial_u_cpu"}},
-      {"special_chebyshev_polynomial_v", {"chebyshev_polynomial_v", Promotion::kFloat, kReduced, "chebyshev_polynomial_v_cpu"}},
-      {"special_chebyshev_polynomial_w", {"chebyshev_polynomial_w", Promotion::kFloat, kReduced, "chebyshev_polynomial_w_cpu"}},
+      {"special_chebyshev_polynomial_t",
+       {"chebyshev_polynomial_t", Promotion::kFloat, kReduced, "chebyshev_polynomial_t_cpu"}},
+      {"special_chebyshev_polynomial_u",
+       {"chebyshev_polynomial_u", Promotion::kFloat, kReduced, "chebyshev_polynomial_u_cpu"}},
+      {"special_chebyshev_polynomial_v",
+       {"chebyshev_polynomial_v", Promotion::kFloat, kReduced, "chebyshev_polynomial_v_cpu"}},
+      {"special_chebyshev_polynomial_w",
+       {"chebyshev_polynomial_w", Promotion::kFloat, kReduced, "chebyshev_polynomial_w_cpu"}},
       {"special_shifted_chebyshev_polynomial_t",
        {"shifted_chebyshev_polynomial_t", Promotion::kFloat, kReduced, "shifted_chebyshev_polynomial_t_cpu"}},
       {"special_shifted_chebyshev_polynomial_u",
@@ -89,10 +95,14 @@ const std::map<std::string, Spec>& Specs() {
        {"shifted_chebyshev_polynomial_v", Promotion::kFloat, kReduced, "shifted_chebyshev_polynomial_v_cpu"}},
       {"special_shifted_chebyshev_polynomial_w",
        {"shifted_chebyshev_polynomial_w", Promotion::kFloat, kReduced, "shifted_chebyshev_polynomial_w_cpu"}},
-      {"special_hermite_polynomial_h", {"hermite_polynomial_h", Promotion::kFloat, kReduced, "hermite_polynomial_h_cpu"}},
-      {"special_hermite_polynomial_he", {"hermite_polynomial_he", Promotion::kFloat, kReduced, "hermite_polynomial_he_cpu"}},
-      {"special_laguerre_polynomial_l", {"laguerre_polynomial_l", Promotion::kFloat, kReduced, "laguerre_polynomial_l_cpu"}},
-      {"special_legendre_polynomial_p", {"legendre_polynomial_p", Promotion::kFloat, kReduced, "legendre_polynomial_p_cpu"}},
+      {"special_hermite_polynomial_h",
+       {"hermite_polynomial_h", Promotion::kFloat, kReduced, "hermite_polynomial_h_cpu"}},
+      {"special_hermite_polynomial_he",
+       {"hermite_polynomial_he", Promotion::kFloat, kReduced, "hermite_polynomial_he_cpu"}},
+      {"special_laguerre_polynomial_l",
+       {"laguerre_polynomial_l", Promotion::kFloat, kReduced, "laguerre_polynomial_l_cpu"}},
+      {"special_legendre_polynomial_p",
+       {"legendre_polynomial_p", Promotion::kFloat, kReduced, "legendre_polynomial_p_cpu"}},
   };
   return specs;
 }
@@ -244,8 +254,9 @@ void RegisterSpecial() {
   for (const char* op : {"special_entr", "special_erfcx", "special_ndtri", "special_log_ndtr", "special_i0e",
                          "special_i1", "special_i1e", "special_bessel_j0", "special_bessel_j1", "special_bessel_y0",
                          "special_bessel_y1", "special_modified_bessel_i0", "special_modified_bessel_i1",
-                         "special_modified_bessel_k0", "special_modified_bessel_k1", "special_scaled_modified_bessel_k0",
-                         "special_scaled_modified_bessel_k1", "special_spherical_bessel_j0", "special_airy_ai"}) {
+                         "special_modified_bessel_k0", "special_modified_bessel_k1",
+                         "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k1",
+                         "special_spherical_bessel_j0", "special_airy_ai"}) {
     add(op, {"", "out"});
   }
   for (const char* op : {"special_xlog1py", "special_zeta"}) {
