@@ -1,7 +1,12 @@
 // ATen kernels of the special functions and integer number theory ops
 // (lowerings in lower/special.cpp): gcd, lcm, heaviside, nextafter, frexp,
 // logit, special.xlog1py, special.entr, special.erfcx, special.ndtri,
-// special.log_ndtr, i0, special.i0e/i1/i1e, polygamma, special.zeta. One
+// special.log_ndtr, i0, special.i0e/i1/i1e, polygamma, special.zeta; and
+// igamma/igammac (special.gammainc/gammaincc; lower/igamma.cpp),
+// the Bessel family special.bessel_j0/j1/y0/y1, modified_bessel_i0/i1/k0/k1,
+// scaled_modified_bessel_k0/k1, spherical_bessel_j0, airy_ai (lowered in
+// lower/special_bessel.cpp) and the orthogonal polynomials
+// special.*_polynomial_* (lower/special_polynomial.cpp). One
 // boxed kernel serves every overload (functional, in-place, out=, Scalar
 // operands) of the elementwise ones; frexp, with its two results, has its own.
 // Dtypes, promotion and the refusals follow PyTorch's CPU kernels, with the
@@ -55,6 +60,49 @@ const std::map<std::string, Spec>& Specs() {
       {"special_i1e", {"i1e", Promotion::kFloat, kNone, "i1e_cpu"}},
       {"polygamma", {"polygamma", Promotion::kFloat, kNone, "polygamma_cpu"}},
       {"special_zeta", {"zeta", Promotion::kFloat, kReduced, "zeta_cpu"}},
+      // The regularized incomplete gamma functions (lower/igamma.cpp).
+      {"igamma", {"igamma", Promotion::kDefault, kBool | kIntegral, "igamma_cpu"}},
+      {"igammac", {"igammac", Promotion::kDefault, kBool | kIntegral, "igammac_cpu"}},
+      // The Bessel family (lower/special_bessel.cpp).
+      {"special_bessel_j0", {"bessel_j0", Promotion::kFloat, kReduced, "bessel_j0_cpu"}},
+      {"special_bessel_j1", {"bessel_j1", Promotion::kFloat, kReduced, "bessel_j1_cpu"}},
+      {"special_bessel_y0", {"bessel_y0", Promotion::kFloat, kReduced, "bessel_y0_cpu"}},
+      {"special_bessel_y1", {"bessel_y1", Promotion::kFloat, kReduced, "bessel_y1_cpu"}},
+      {"special_modified_bessel_i0", {"modified_bessel_i0", Promotion::kFloat, kReduced, "modified_bessel_i0_cpu"}},
+      {"special_modified_bessel_i1", {"modified_bessel_i1", Promotion::kFloat, kReduced, "modified_bessel_i1_cpu"}},
+      {"special_modified_bessel_k0", {"modified_bessel_k0", Promotion::kFloat, kReduced, "modified_bessel_k0_cpu"}},
+      {"special_modified_bessel_k1", {"modified_bessel_k1", Promotion::kFloat, kReduced, "modified_bessel_k1_cpu"}},
+      {"special_scaled_modified_bessel_k0",
+       {"scaled_modified_bessel_k0", Promotion::kFloat, kReduced, "scaled_modified_bessel_k0_cpu"}},
+      {"special_scaled_modified_bessel_k1",
+       {"scaled_modified_bessel_k1", Promotion::kFloat, kReduced, "scaled_modified_bessel_k1_cpu"}},
+      {"special_spherical_bessel_j0", {"spherical_bessel_j0", Promotion::kFloat, kReduced, "spherical_bessel_j0_cpu"}},
+      {"special_airy_ai", {"airy_ai", Promotion::kFloat, kReduced, "airy_ai_cpu"}},
+      // Orthogonal polynomials (lower/special_polynomial.cpp).
+      {"special_chebyshev_polynomial_t",
+       {"chebyshev_polynomial_t", Promotion::kFloat, kReduced, "chebyshev_polynomial_t_cpu"}},
+      {"special_chebyshev_polynomial_u",
+       {"chebyshev_polynomial_u", Promotion::kFloat, kReduced, "chebyshev_polynomial_u_cpu"}},
+      {"special_chebyshev_polynomial_v",
+       {"chebyshev_polynomial_v", Promotion::kFloat, kReduced, "chebyshev_polynomial_v_cpu"}},
+      {"special_chebyshev_polynomial_w",
+       {"chebyshev_polynomial_w", Promotion::kFloat, kReduced, "chebyshev_polynomial_w_cpu"}},
+      {"special_shifted_chebyshev_polynomial_t",
+       {"shifted_chebyshev_polynomial_t", Promotion::kFloat, kReduced, "shifted_chebyshev_polynomial_t_cpu"}},
+      {"special_shifted_chebyshev_polynomial_u",
+       {"shifted_chebyshev_polynomial_u", Promotion::kFloat, kReduced, "shifted_chebyshev_polynomial_u_cpu"}},
+      {"special_shifted_chebyshev_polynomial_v",
+       {"shifted_chebyshev_polynomial_v", Promotion::kFloat, kReduced, "shifted_chebyshev_polynomial_v_cpu"}},
+      {"special_shifted_chebyshev_polynomial_w",
+       {"shifted_chebyshev_polynomial_w", Promotion::kFloat, kReduced, "shifted_chebyshev_polynomial_w_cpu"}},
+      {"special_hermite_polynomial_h",
+       {"hermite_polynomial_h", Promotion::kFloat, kReduced, "hermite_polynomial_h_cpu"}},
+      {"special_hermite_polynomial_he",
+       {"hermite_polynomial_he", Promotion::kFloat, kReduced, "hermite_polynomial_he_cpu"}},
+      {"special_laguerre_polynomial_l",
+       {"laguerre_polynomial_l", Promotion::kFloat, kReduced, "laguerre_polynomial_l_cpu"}},
+      {"special_legendre_polynomial_p",
+       {"legendre_polynomial_p", Promotion::kFloat, kReduced, "legendre_polynomial_p_cpu"}},
   };
   return specs;
 }
@@ -98,7 +146,7 @@ void BoxedSpecial(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     const c10::Argument& a = schema.arguments()[i];
     const c10::IValue& v = args[i];
     if (a.is_out()) { out = v.toTensor(); continue; }
-    if (a.name() == "n" && v.isInt()) { order = v.toInt(); continue; }
+    if (name == "polygamma" && a.name() == "n" && v.isInt()) { order = v.toInt(); continue; }
     if (a.name() == "eps") { if (!v.isNone()) eps = v.toDouble(); continue; }
     Operand o;
     if (v.isTensor()) o.tensor = v.toTensor();
@@ -199,16 +247,28 @@ void RegisterSpecial() {
   auto add = [&](const std::string& op, std::vector<std::string> overloads) {
     for (const auto& o : overloads) names.push_back(op + (o.empty() ? "" : "." + o));
   };
-  for (const char* op : {"gcd", "lcm", "heaviside", "nextafter", "logit", "i0", "polygamma"}) {
+  for (const char* op : {"gcd", "lcm", "heaviside", "nextafter", "logit", "i0", "polygamma", "igamma", "igammac"}) {
     add(op, {"", "out"});
     add(std::string(op) + "_", {""});
   }
   for (const char* op : {"special_entr", "special_erfcx", "special_ndtri", "special_log_ndtr", "special_i0e",
-                         "special_i1", "special_i1e"}) {
+                         "special_i1", "special_i1e", "special_bessel_j0", "special_bessel_j1", "special_bessel_y0",
+                         "special_bessel_y1", "special_modified_bessel_i0", "special_modified_bessel_i1",
+                         "special_modified_bessel_k0", "special_modified_bessel_k1",
+                         "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k1",
+                         "special_spherical_bessel_j0", "special_airy_ai"}) {
     add(op, {"", "out"});
   }
   for (const char* op : {"special_xlog1py", "special_zeta"}) {
     add(op, {"", "out", "self_scalar", "self_scalar_out", "other_scalar", "other_scalar_out"});
+  }
+  for (const char* op : {"special_chebyshev_polynomial_t", "special_chebyshev_polynomial_u",
+                         "special_chebyshev_polynomial_v", "special_chebyshev_polynomial_w",
+                         "special_shifted_chebyshev_polynomial_t", "special_shifted_chebyshev_polynomial_u",
+                         "special_shifted_chebyshev_polynomial_v", "special_shifted_chebyshev_polynomial_w",
+                         "special_hermite_polynomial_h", "special_hermite_polynomial_he",
+                         "special_laguerre_polynomial_l", "special_legendre_polynomial_p"}) {
+    add(op, {"", "out", "x_scalar", "x_scalar_out", "n_scalar", "n_scalar_out"});
   }
   ImplBoxed<&BoxedSpecial>(names);
   Impl("frexp.Tensor", Frexp);
