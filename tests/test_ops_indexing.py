@@ -7,7 +7,7 @@ scatter_add and index_put_(accumulate=True) do use duplicates.
 import pytest
 import torch
 
-from op_check import NonContig, compare, dtype_id, make
+from op_check import DEVICE, NonContig, compare, dtype_id, make
 
 F32, BF16, I64, BOOL = torch.float32, torch.bfloat16, torch.int64, torch.bool
 DTYPES = (F32, BF16, I64, BOOL)
@@ -223,3 +223,19 @@ def test_nonzero(case, dtype):
 def test_nonzero_of_comparison_and_noncontiguous():
     compare(lambda t: (t > 0).nonzero(), make((5, 7)))
     compare(lambda t: t.nonzero(), NonContig(make((5, 7), I64, -1, 1)))
+
+
+def test_empty_index_of_any_dtype():
+    """The CPU takes an empty index of any dtype in gather and scatter (and
+    gather's backward passes it on to scatter_add): conformance found tpu
+    refusing the uint8 one."""
+    x = make((5,), seed=40)
+    empty = torch.tensor([], dtype=torch.uint8)
+    compare(lambda t, i: torch.gather(t, 0, i), x, empty)
+    compare(lambda t, i: t.scatter_add(0, i, t[:0]), x, empty)
+    compare(lambda t, i: t.scatter(0, i, t[:0]), x, empty)
+    grads = []
+    for device in ("cpu", DEVICE):
+        t = x.to(device).requires_grad_()
+        grads.append(torch.autograd.grad(torch.gather(t, 0, empty.to(device)).sum(), t)[0].cpu())
+    torch.testing.assert_close(grads[1], grads[0])

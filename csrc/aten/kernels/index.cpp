@@ -72,10 +72,13 @@ at::Tensor& GatherOut(const at::Tensor& self, int64_t dim, const at::Tensor& ind
 }
 
 OpCall ScatterCall(const at::Tensor& self, int64_t dim, const at::Tensor& index, const std::string& reduce) {
-  CheckIndex(index, "scatter");
+  // The CPU takes an empty index of any dtype (gather's backward passes one
+  // on); it scatters nothing, as an empty int64 index does.
+  const bool empty = index.numel() == 0;
+  if (!empty) CheckIndex(index, "scatter");
   int64_t d = c10::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   OpCall call("scatter");
-  call.Attr(d).Attr(reduce).CheckIndices(false).In(self).In(index);
+  call.Attr(d).Attr(reduce).CheckIndices(false).In(self).In(empty ? index.to(c10::kLong) : index);
   return call;
 }
 std::string Reduce(c10::string_view reduce) {
