@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import op_check
-from op_check import DEVICE, dtype_id, make, to_device_noncontig
+from op_check import DEVICE, NonContig, compare, dtype_id, make, to_device_noncontig
 
 
 def _ref_histc(x, *args, **kwargs):
@@ -307,3 +307,21 @@ def test_tiny_generate_matches_cpu(monkeypatch):
         assert device_calls, "generate() called no isin on the device"
     assert torch.equal(got, expected)
 
+
+
+def test_histogram():
+    """torch.histogram: bin counts (auto range, given range, degenerate and
+    empty input), bin tensors, weights and density, and the CPU's errors; the
+    edges are the CPU's linspace, so every element lands in the CPU's bin."""
+    compare(lambda x: torch.histogram(x, bins=4), torch.tensor([2.0, 2, 2]))  # min == max widens by one
+    compare(lambda x: torch.histogram(x, bins=4), torch.tensor([]))
+    compare(lambda x: torch.histogram(x, bins=4), torch.tensor([1.0, float("nan"), 3]))  # range not finite
+    compare(lambda x: torch.histogram(x, bins=3, range=(0.0, 4.0)), torch.tensor([1.0, 2, 3, 10]))
+    compare(lambda x, b: torch.histogram(x, bins=b), torch.tensor([1.0, 2, 3, 10]), torch.tensor([0.0, 1.5, 3.0]))
+    compare(lambda x, w: torch.histogram(x, bins=3, weight=w, density=True), torch.tensor([1.0, 2, 3, 10]),
+            torch.tensor([1.0, 2, 3, 4]))
+    compare(lambda x: torch.histogram(x, bins=7), NonContig(make((30, 5), seed=3)))
+    compare(lambda x: torch.histogram(x, bins=13, density=True), make((1000,), torch.float64, seed=4))
+    for bad in (lambda x: torch.histogram(x, bins=3, range=(4.0, 1.0)), lambda x: torch.histogram(x.long(), bins=3),
+                lambda x: torch.histogram(x, bins=-1)):
+        compare(bad, torch.tensor([1.0, 2]))

@@ -30,6 +30,7 @@ void RegisterLinalgFactor();
 void RegisterLinalgDecomp();
 void RegisterMatrixExp();
 void RegisterSegmentReduce();
+void RegisterHistogram();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -71,6 +72,7 @@ void RegisterAllOps() {
   RegisterLinalgDecomp();
   RegisterMatrixExp();
   RegisterSegmentReduce();
+  RegisterHistogram();
 }
 
 }  // namespace torchtpu::aten
