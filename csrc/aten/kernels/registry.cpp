@@ -27,6 +27,10 @@ void RegisterPadding();
 void RegisterDataDependent();
 // linalg_factor.cpp: Cholesky, triangular solves and what builds on them.
 void RegisterLinalgFactor();
+// weight_norm.cpp: _weight_norm_interface and its backward.
+void RegisterWeightNorm();
+// fold.cpp: im2col and col2im (unfold / fold).
+void RegisterFold();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -65,6 +69,8 @@ void RegisterAllOps() {
   RegisterPadding();
   RegisterDataDependent();
   RegisterLinalgFactor();
+  RegisterWeightNorm();
+  RegisterFold();
 }
 
 }  // namespace torchtpu::aten
