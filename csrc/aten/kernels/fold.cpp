@@ -105,6 +105,10 @@ at::Tensor Col2im(const at::Tensor& self, c10::IntArrayRef output_size, c10::Int
               stride[1], "), expected size of input's dimension 2 to match the calculated number of sliding blocks ",
               g.blocks[0], " * ", g.blocks[1], " = ", g.blocks[0] * g.blocks[1], ", but got input.size(2)=",
               cols.size(2), ".");
+  // Overlapping blocks are summed in float for the reduced dtypes and rounded
+  // once (the CPU rounds after every add, so it is the less exact of the two).
+  const c10::ScalarType dtype = cols.scalar_type();
+  if (dtype == c10::kHalf || dtype == c10::kBFloat16) cols = cols.to(c10::kFloat);
   const int64_t n = cols.size(0), c = cols.size(1) / taps;
   const int64_t hp = output_size[0] + 2 * g.padding[0], wp = output_size[1] + 2 * g.padding[1];
   at::Tensor blocks = cols.reshape({n, c, g.kernel[0], g.kernel[1], g.blocks[0], g.blocks[1]})
@@ -115,7 +119,7 @@ at::Tensor Col2im(const at::Tensor& self, c10::IntArrayRef output_size, c10::Int
                         .index_add_(3, TapIndex(g, 1, cols), blocks);
   at::Tensor out = at::zeros({n, c, hp, wp}, cols.options()).index_add_(2, TapIndex(g, 0, cols), rows);
   out = out.slice(2, g.padding[0], g.padding[0] + output_size[0]).slice(3, g.padding[1], g.padding[1] + output_size[1]);
-  if (g.padding[0] != 0 || g.padding[1] != 0) out = out.contiguous();
+  out = out.to(dtype).contiguous();
   return batched ? out : out.squeeze(0);
 }
 

@@ -31,6 +31,8 @@ void RegisterLinalgFactor();
 void RegisterWeightNorm();
 // fold.cpp: im2col and col2im (unfold / fold).
 void RegisterFold();
+// upsample_separable.cpp: nearest(-exact) 1-3d, linear, trilinear, bicubic, antialiased, as per-axis taps.
+void RegisterUpsampleSeparable();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -71,6 +73,7 @@ void RegisterAllOps() {
   RegisterLinalgFactor();
   RegisterWeightNorm();
   RegisterFold();
+  RegisterUpsampleSeparable();
 }
 
 }  // namespace torchtpu::aten

@@ -1,0 +1,233 @@
+"""The nn long tail made native: weight norm (_weight_norm_interface),
+unfold/fold (im2col/col2im) and the interpolate modes of
+upsample_separable.cpp (nearest and nearest-exact 1-3d, linear, trilinear,
+bicubic, antialiased bilinear/bicubic) -- forward values and gradients
+against PyTorch's CPU, on contiguous and non-contiguous inputs, in every
+floating dtype the CPU supports for them.
+
+The conftest fails any test in this file that runs an op through the CPU
+fallback, so each test also proves the op is native, backward included.
+
+Tolerances: the float32/float64/bfloat16/float16 defaults of op_check.TOL
+(the kernels compute in the CPU's accumulation type -- float for the
+reduced types, double for double -- and round once, as the CPU does), except
+where a test says otherwise.
+"""
+import pytest
+import torch
+import torch.nn.functional as F
+
+from op_check import DEVICE, assert_same, dtype_id, make, to_device_noncontig
+
+DTYPES = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
+LAYOUTS = [False, True]
+LAYOUT_IDS = ["contiguous", "noncontiguous"]
+
+
+REDUCED = (torch.bfloat16, torch.float16)
+
+
+def _dev(t, noncontig):
+    d = to_device_noncontig(t) if noncontig and t.numel() > 1 else t.to(DEVICE)
+    return d.detach().requires_grad_(t.requires_grad)
+
+
+def fwd_bwd(fn, *inputs, noncontig=False, dtype_tol=None, grad_tol=None, exact_ref=False):
+    """fn on CPU copies and device copies of the float tensors in inputs; the
+    results and the gradients of the same random output gradient compared.
+    exact_ref: for the reduced dtypes, the reference is the CPU's float32
+    computation rounded once to the dtype -- for kernels that sum in float
+    and round once where the CPU rounds after every add (its result is then
+    the less exact one). Returns the number of gradients compared."""
+    dtype = inputs[0].dtype
+    wide = exact_ref and dtype in REDUCED
+    cpu = [(t.float() if wide else t.clone()).requires_grad_() for t in inputs]
+    dev = [_dev(t.clone().requires_grad_(), noncontig) for t in inputs]
+    expected, actual = fn(*cpu), fn(*dev)
+    if not isinstance(expected, tuple):
+        expected, actual = (expected,), (actual,)
+    for e, a in zip(expected, actual):
+        assert a.device.type == torch.device(DEVICE).type
+        assert_same(a.detach().cpu(), e.detach().to(a.dtype), dtype_tol)
+    grads = [make(a.shape, a.dtype, seed=7 + i) for i, a in enumerate(actual)]
+    torch.autograd.backward(expected, [g.to(e.dtype) for g, e in zip(grads, expected)])
+    torch.autograd.backward(actual, [g.to(DEVICE) for g in grads])
+    for i, (c, d) in enumerate(zip(cpu, dev)):
+        assert d.grad is not None, f"input {i}: no gradient on the device"
+        assert_same(d.grad.cpu(), c.grad.to(d.dtype), grad_tol if grad_tol is not None else dtype_tol,
+                    path=f"grad of input {i}")
+    return len(cpu)
+
+
+# ---------------------------------------------------------------- weight norm
+
+@pytest.mark.parametrize("noncontig", LAYOUTS, ids=LAYOUT_IDS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("dim", [0, -1], ids=["dim0", "dimlast"])
+def test_weight_norm_interface(dtype, dim, noncontig):
+    v = make((6, 4, 5), dtype)
+    d = dim % v.dim()
+    g = make([v.shape[k] if k == d else 1 for k in range(v.dim())], dtype, seed=1)
+    # Returns (w, norm); the norm is in float for the reduced dtypes, as on the CPU.
+    assert fwd_bwd(lambda v, g: torch._weight_norm_interface(v, g, d)[0], v, g, noncontig=noncontig) == 2
+    got = torch._weight_norm_interface(_dev(v, noncontig), _dev(g, noncontig), d)
+    assert_same(tuple(t.detach().cpu() for t in got), torch._weight_norm_interface(v, g, d))
+
+
+@pytest.mark.parametrize("dtype", (torch.float32, torch.bfloat16), ids=dtype_id)
+def test_weight_norm_parametrization(dtype):
+    # The module path the transformers models take (wav2vec2's positional conv).
+    torch.manual_seed(0)
+    conv = torch.nn.Conv1d(4, 6, 3, groups=2).to(dtype)
+    conv = torch.nn.utils.parametrizations.weight_norm(conv, name="weight", dim=2)
+    x = make((2, 4, 9), dtype)
+    dconv = torch.nn.utils.parametrizations.weight_norm(
+        torch.nn.Conv1d(4, 6, 3, groups=2).to(dtype), name="weight", dim=2).to(DEVICE)
+    dconv.load_state_dict(conv.state_dict())
+    y, dy = conv(x), dconv(x.to(DEVICE))
+    assert_same(dy.detach().cpu(), y.detach())
+    y.sum().backward()
+    dy.sum().backward()
+    for (name, p), dp in zip(conv.named_parameters(), dconv.parameters()):
+        assert_same(dp.grad.cpu(), p.grad, path=f"grad of {name}")
+
+
+def test_weight_norm_interface_rejects_middle_dim():
+    v, g = make((3, 4, 5)), make((1, 4, 1))
+    with pytest.raises(RuntimeError, match="dim"):
+        torch._weight_norm_interface(v.to(DEVICE), g.to(DEVICE), 1)
+
+
+# ---------------------------------------------------------------- unfold / fold
+
+FOLD_CASES = [
+    dict(kernel_size=2),
+    dict(kernel_size=(2, 3), dilation=(2, 1), padding=(1, 2), stride=(2, 3)),
+    dict(kernel_size=3, padding=1, stride=1),
+]
+
+# col2im (fold's forward, unfold's backward) sums overlapping blocks: the
+# device sums in float and rounds once; for the reduced dtypes it is compared
+# with the CPU's float32 result rounded once (exact_ref), with the default tolerances (two ulp: the order of a float
+# sum of up to 9 terms is within float32 precision, then one rounding).
+
+
+@pytest.mark.parametrize("noncontig", LAYOUTS, ids=LAYOUT_IDS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("case", range(len(FOLD_CASES)))
+@pytest.mark.parametrize("batched", [True, False], ids=["batched", "unbatched"])
+def test_unfold(case, dtype, noncontig, batched):
+    kw = FOLD_CASES[case]
+    x = make((2, 3, 7, 8) if batched else (3, 7, 8), dtype)
+    fwd_bwd(lambda x: F.unfold(x, **kw), x, noncontig=noncontig, exact_ref=True)
+
+
+@pytest.mark.parametrize("noncontig", LAYOUTS, ids=LAYOUT_IDS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("case", range(len(FOLD_CASES)))
+@pytest.mark.parametrize("batched", [True, False], ids=["batched", "unbatched"])
+def test_fold(case, dtype, noncontig, batched):
+    kw = FOLD_CASES[case]
+    blocks = F.unfold(torch.zeros(1, 3, 7, 8), **kw).shape[1:]
+    cols = make(((2,) if batched else ()) + tuple(blocks), dtype)
+    fwd_bwd(lambda c: F.fold(c, (7, 8), **kw), cols, noncontig=noncontig, exact_ref=True)
+
+
+def test_unfold_errors_match_cpu():
+    x = make((1, 2, 3, 3))
+    for kw in (dict(kernel_size=4), dict(kernel_size=2, stride=0), dict(kernel_size=(2, 2, 2))):
+        with pytest.raises(RuntimeError) as cpu_err:
+            F.unfold(x, **kw)
+        with pytest.raises(RuntimeError) as dev_err:
+            F.unfold(x.to(DEVICE), **kw)
+        assert type(dev_err.value) is type(cpu_err.value)
+    with pytest.raises(RuntimeError, match="sliding blocks"):
+        F.fold(make((1, 12, 5)).to(DEVICE), (4, 5), 2)
+
+
+# ---------------------------------------------------------------- interpolate
+
+# (mode, input shape, interpolate kwargs); each size/scale pair both upsamples
+# and downsamples along some axis, with and without explicit scale factors.
+INTERP_CASES = [
+    ("nearest", (2, 3, 7), dict(size=11)),
+    ("nearest", (2, 3, 7), dict(scale_factor=0.6)),
+    ("nearest", (2, 3, 7), dict(size=14)),
+    ("nearest", (1, 2, 3, 4, 5), dict(size=(5, 3, 8))),
+    ("nearest", (1, 2, 3, 4, 5), dict(scale_factor=(1.5, 2.0, 0.7))),
+    ("nearest-exact", (2, 3, 7), dict(size=10)),
+    ("nearest-exact", (2, 3, 6, 7), dict(size=(9, 4))),
+    ("nearest-exact", (2, 3, 6, 7), dict(scale_factor=1.7)),
+    ("nearest-exact", (1, 2, 3, 4, 5), dict(size=(5, 3, 8))),
+    ("linear", (2, 3, 7), dict(size=12, align_corners=False)),
+    ("linear", (2, 3, 7), dict(size=4, align_corners=True)),
+    ("linear", (2, 3, 7), dict(scale_factor=1.6, align_corners=False)),
+    ("trilinear", (1, 2, 3, 4, 5), dict(size=(5, 3, 8), align_corners=False)),
+    ("trilinear", (1, 2, 3, 4, 5), dict(size=(5, 6, 2), align_corners=True)),
+    ("trilinear", (1, 2, 3, 4, 5), dict(scale_factor=1.5, align_corners=False)),
+    ("bicubic", (2, 3, 6, 7), dict(size=(9, 5), align_corners=False)),
+    ("bicubic", (2, 3, 6, 7), dict(size=(9, 5), align_corners=True)),
+    ("bicubic", (2, 3, 6, 7), dict(scale_factor=(1.7, 0.6), align_corners=False)),
+    ("bilinear-aa", (2, 3, 9, 10), dict(size=(4, 6), align_corners=False)),
+    ("bilinear-aa", (2, 3, 9, 10), dict(size=(13, 3), align_corners=True)),
+    ("bilinear-aa", (2, 3, 9, 10), dict(scale_factor=0.45, align_corners=False)),
+    ("bicubic-aa", (2, 3, 9, 10), dict(size=(4, 13), align_corners=False)),
+    ("bicubic-aa", (2, 3, 9, 10), dict(size=(3, 7), align_corners=True)),
+]
+
+
+def _interp(mode, kw):
+    if mode.endswith("-aa"):
+        return lambda x: F.interpolate(x, mode=mode[:-3], antialias=True, **kw)
+    return lambda x: F.interpolate(x, mode=mode, **kw)
+
+
+# Backward of the weighted modes: the CPU accumulates the gradient of each
+# input pixel from several output pixels (bicubic: 16 products per output
+# pixel, antialiased: up to a whole filter window) in its own order; the
+# device in another. For float16/bfloat16 the CPU also rounds intermediate
+# sums to the dtype where the device keeps float, so the reduced dtypes get
+# four ulp (bfloat16 3.2e-2, float16 4e-3) and atol to match, float32 a few
+# ulp of a sum of O(10) terms of size O(1) (1e-5 relative, 3e-5 absolute).
+GRAD_TOL = {torch.float32: (1e-5, 3e-5), torch.bfloat16: (3.2e-2, 3e-2), torch.float16: (4e-3, 4e-3)}
+
+
+# Every dtype once, both layouts in float32 (the layout handling does not
+# depend on the dtype): keeps the case count down.
+DTYPE_LAYOUTS = [(torch.float32, False), (torch.float32, True), (torch.float64, False), (torch.bfloat16, True),
+                 (torch.float16, False)]
+DTYPE_LAYOUT_IDS = [f"{dtype_id(d)}-{LAYOUT_IDS[n]}" for d, n in DTYPE_LAYOUTS]
+
+
+@pytest.mark.parametrize("dtype,noncontig", DTYPE_LAYOUTS, ids=DTYPE_LAYOUT_IDS)
+@pytest.mark.parametrize("case", range(len(INTERP_CASES)),
+                         ids=[f"{m}-{len(s) - 2}d-{i}" for i, (m, s, _) in enumerate(INTERP_CASES)])
+def test_interpolate(case, dtype, noncontig):
+    mode, shape, kw = INTERP_CASES[case]
+    x = make(shape, dtype)
+    if mode.endswith("-aa") and dtype in REDUCED:
+        # The CPU's antialiased kernels take float and double only; so do ours.
+        with pytest.raises(NotImplementedError, match="not implemented for"):
+            _interp(mode, kw)(x)
+        with pytest.raises(NotImplementedError, match="not implemented for"):
+            _interp(mode, kw)(_dev(x, noncontig))
+        return
+    fwd_bwd(_interp(mode, kw), x, noncontig=noncontig, grad_tol=GRAD_TOL)
+
+
+def test_interpolate_uint8_nearest():
+    # nearest modes are index copies, so the CPU also takes uint8.
+    x = make((2, 3, 7), torch.uint8, high=255)
+    for mode in ("nearest", "nearest-exact"):
+        got = F.interpolate(x.to(DEVICE), size=11, mode=mode)
+        assert_same(got.cpu(), F.interpolate(x, size=11, mode=mode))
+
+
+def test_interpolate_out_variants():
+    x = make((2, 3, 6, 7))
+    out = torch.empty(0, device=DEVICE)
+    torch.ops.aten.upsample_bicubic2d.out(x.to(DEVICE), [9, 5], False, None, None, out=out)
+    assert_same(out.cpu(), torch.ops.aten.upsample_bicubic2d(x, [9, 5], False, None, None))
+    out = torch.empty(0, device=DEVICE)
+    torch.ops.aten._upsample_bilinear2d_aa.out(x.to(DEVICE), [3, 4], True, None, None, out=out)
+    assert_same(out.cpu(), torch.ops.aten._upsample_bilinear2d_aa(x, [3, 4], True, None, None))
