@@ -231,3 +231,40 @@ def test_interpolate_out_variants():
     out = torch.empty(0, device=DEVICE)
     torch.ops.aten._upsample_bilinear2d_aa.out(x.to(DEVICE), [3, 4], True, None, None, out=out)
     assert_same(out.cpu(), torch.ops.aten._upsample_bilinear2d_aa(x, [3, 4], True, None, None))
+
+
+# ---------------------------------------------------------------- grid_sample
+
+GRID_CASES = [(nd, mode, pad, ac) for nd in (2, 3) for mode in ("bilinear", "nearest", "bicubic")
+              for pad in ("zeros", "border", "reflection") for ac in (False, True)
+              if not (nd == 3 and mode == "bicubic")]
+
+# The grid's gradient sums, over channels and taps, products scaled by half
+# the input size (the unnormalisation), so float32 gets a few ulp of values
+# up to ~30: atol 5e-5. The reduced dtypes: the CPU kernel computes in the
+# dtype itself -- a bfloat16 source coordinate is off by up to 1/64 pixel,
+# which moves the result by far more than an ulp -- while the device computes
+# in float and rounds once; so the reference is the CPU's float32 result
+# rounded once (exact_ref), with the default two ulp for the values; the
+# grid gradient is a sum over channels and taps of such values times the
+# scale: four ulp.
+GRID_GRAD_TOL = {torch.float32: (1e-5, 5e-5), torch.bfloat16: (3.2e-2, 3e-2), torch.float16: (4e-3, 4e-3)}
+
+
+@pytest.mark.parametrize("dtype,noncontig", DTYPE_LAYOUTS, ids=DTYPE_LAYOUT_IDS)
+@pytest.mark.parametrize("case", range(len(GRID_CASES)),
+                         ids=[f"{nd}d-{m}-{p}-{'ac' if a else 'noac'}" for nd, m, p, a in GRID_CASES])
+def test_grid_sample(case, dtype, noncontig):
+    nd, mode, pad, ac = GRID_CASES[case]
+    x = make((2, 3, 5, 6) if nd == 2 else (2, 3, 4, 5, 6), dtype)
+    # Points in [-1.3, 1.3): inside, on and beyond the border, so every
+    # padding mode's clipping and reflection is exercised.
+    grid = make((2, 4, 7, 2) if nd == 2 else (2, 3, 4, 2, 3), dtype, low=-1.3, high=1.3, seed=3)
+    fwd_bwd(lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=pad, align_corners=ac), x, grid,
+            noncontig=noncontig, grad_tol=GRID_GRAD_TOL, exact_ref=True)
+
+
+def test_grid_sample_bicubic_3d_rejected():
+    x, g = make((1, 1, 2, 2, 2)), make((1, 1, 1, 1, 3))
+    with pytest.raises(RuntimeError, match="bicubic"):
+        F.grid_sample(x.to(DEVICE), g.to(DEVICE), mode="bicubic", align_corners=False)

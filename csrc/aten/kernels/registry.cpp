@@ -33,6 +33,8 @@ void RegisterWeightNorm();
 void RegisterFold();
 // upsample_separable.cpp: nearest(-exact) 1-3d, linear, trilinear, bicubic, antialiased, as per-axis taps.
 void RegisterUpsampleSeparable();
+// grid_sampler.cpp: grid_sampler_2d/3d and their backward ops.
+void RegisterGridSampler();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -74,6 +76,7 @@ void RegisterAllOps() {
   RegisterWeightNorm();
   RegisterFold();
   RegisterUpsampleSeparable();
+  RegisterGridSampler();
 }
 
 }  // namespace torchtpu::aten
