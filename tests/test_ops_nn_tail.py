@@ -268,3 +268,68 @@ def test_grid_sample_bicubic_3d_rejected():
     x, g = make((1, 1, 2, 2, 2)), make((1, 1, 1, 1, 3))
     with pytest.raises(RuntimeError, match="bicubic"):
         F.grid_sample(x.to(DEVICE), g.to(DEVICE), mode="bicubic", align_corners=False)
+
+
+# ---------------------------------------------------------------- pooling
+
+# (name, fn, input shape). Max pools return (values, indices): both compared
+# (indices exactly), the gradient flows through the values.
+POOL_CASES = [
+    ("max_pool3d", lambda x: F.max_pool3d(x, 2, return_indices=True), (2, 3, 5, 6, 7)),
+    ("max_pool3d-pad-dil-ceil", lambda x: F.max_pool3d(x, (3, 2, 3), stride=(2, 1, 2), padding=1,
+                                                       dilation=(1, 2, 1), ceil_mode=True, return_indices=True),
+     (2, 3, 5, 6, 7)),
+    ("max_pool3d-unbatched", lambda x: F.max_pool3d(x, 3, stride=2, padding=1, return_indices=True), (3, 5, 6, 7)),
+    ("adaptive_max_pool1d", lambda x: F.adaptive_max_pool1d(x, 4, return_indices=True), (2, 3, 11)),
+    ("adaptive_max_pool2d", lambda x: F.adaptive_max_pool2d(x, (3, 5), return_indices=True), (2, 3, 7, 9)),
+    ("adaptive_max_pool2d-up", lambda x: F.adaptive_max_pool2d(x, (9, 4), return_indices=True), (3, 7, 9)),
+    ("adaptive_max_pool3d", lambda x: F.adaptive_max_pool3d(x, (2, 4, 3), return_indices=True), (2, 3, 5, 6, 7)),
+    ("adaptive_avg_pool3d", lambda x: F.adaptive_avg_pool3d(x, (2, 4, 3)), (2, 3, 5, 6, 7)),
+    ("adaptive_avg_pool3d-up", lambda x: F.adaptive_avg_pool3d(x, (6, 3, 8)), (3, 5, 6, 7)),
+]
+# avg_pool3d: the CPU takes float32/float64 (and int64) only.
+AVG_CASES = [
+    ("avg_pool3d", lambda x: F.avg_pool3d(x, 2), (2, 3, 5, 6, 7)),
+    ("avg_pool3d-pad-ceil-exclude", lambda x: F.avg_pool3d(x, 3, stride=2, padding=1, ceil_mode=True,
+                                                           count_include_pad=False), (2, 3, 5, 6, 7)),
+    ("avg_pool3d-pad-ceil-include", lambda x: F.avg_pool3d(x, 3, stride=2, padding=1, ceil_mode=True), (3, 5, 6, 7)),
+    ("avg_pool3d-divisor", lambda x: F.avg_pool3d(x, (2, 3, 2), stride=(1, 2, 3), padding=(1, 1, 0),
+                                                  divisor_override=5), (2, 3, 5, 6, 7)),
+]
+
+
+# Overlapping windows add several gradients into one input element: the CPU
+# adds them in the dtype, the device in float and rounds once, so the
+# reduced dtypes compare with the CPU's float32 result rounded once
+# (exact_ref); forward values are exact maxima / float means rounded once.
+def _values(r):
+    return r[0] if isinstance(r, tuple) else r
+
+
+@pytest.mark.parametrize("dtype,noncontig", DTYPE_LAYOUTS, ids=DTYPE_LAYOUT_IDS)
+@pytest.mark.parametrize("case", range(len(POOL_CASES)), ids=[c[0] for c in POOL_CASES])
+def test_pool(case, dtype, noncontig):
+    _, fn, shape = POOL_CASES[case]
+    # Distinct values: the index of a tie would depend on the scan order.
+    x = (torch.randperm(int(torch.tensor(shape).prod()), generator=torch.Generator().manual_seed(0))
+         .reshape(shape).to(torch.float64) / 64).to(dtype)
+    fwd_bwd(lambda x: _values(fn(x)), x, noncontig=noncontig, exact_ref=True)
+    got = fn(_dev(x, noncontig))
+    if isinstance(got, tuple):
+        assert_same(got[1].cpu(), fn(x)[1], path="indices")
+
+
+@pytest.mark.parametrize("dtype,noncontig", [(torch.float32, False), (torch.float32, True), (torch.float64, False)],
+                         ids=["float32-contiguous", "float32-noncontiguous", "float64-contiguous"])
+@pytest.mark.parametrize("case", range(len(AVG_CASES)), ids=[c[0] for c in AVG_CASES])
+def test_avg_pool3d(case, dtype, noncontig):
+    _, fn, shape = AVG_CASES[case]
+    fwd_bwd(fn, make(shape, dtype), noncontig=noncontig)
+
+
+def test_avg_pool3d_int64_and_rejected_dtypes():
+    x = make((1, 2, 4, 5, 6), torch.int64)
+    assert_same(F.avg_pool3d(x.to(DEVICE), 2).cpu(), F.avg_pool3d(x, 2))
+    for dtype in (torch.bfloat16, torch.float16):
+        with pytest.raises(NotImplementedError, match="avg_pool3d"):
+            F.avg_pool3d(make((1, 2, 4, 5, 6), dtype).to(DEVICE), 2)

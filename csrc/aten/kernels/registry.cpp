@@ -35,6 +35,8 @@ void RegisterFold();
 void RegisterUpsampleSeparable();
 // grid_sampler.cpp: grid_sampler_2d/3d and their backward ops.
 void RegisterGridSampler();
+// pool_window.cpp: 3-D max/avg/adaptive-avg pools and adaptive max pools, by separable windows.
+void RegisterPoolWindow();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -77,6 +79,7 @@ void RegisterAllOps() {
   RegisterFold();
   RegisterUpsampleSeparable();
   RegisterGridSampler();
+  RegisterPoolWindow();
 }
 
 }  // namespace torchtpu::aten
