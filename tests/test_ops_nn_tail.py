@@ -333,3 +333,68 @@ def test_avg_pool3d_int64_and_rejected_dtypes():
     for dtype in (torch.bfloat16, torch.float16):
         with pytest.raises(NotImplementedError, match="avg_pool3d"):
             F.avg_pool3d(make((1, 2, 4, 5, 6), dtype).to(DEVICE), 2)
+
+
+# ---------------------------------------------------------------- max_unpool
+
+UNPOOL_CASES = [
+    ("max_unpool1d", lambda x: F.max_pool1d(x, 2, return_indices=True), lambda v, i: F.max_unpool1d(v, i, 2),
+     (2, 3, 10)),
+    ("max_unpool2d", lambda x: F.max_pool2d(x, 2, return_indices=True), lambda v, i: F.max_unpool2d(v, i, 2),
+     (2, 3, 8, 10)),
+    ("max_unpool2d-size", lambda x: F.max_pool2d(x, 3, stride=2, return_indices=True),
+     lambda v, i: F.max_unpool2d(v, i, 3, stride=2, output_size=(8, 9)), (3, 8, 9)),
+    ("max_unpool3d", lambda x: F.max_pool3d(x, 2, return_indices=True), lambda v, i: F.max_unpool3d(v, i, 2),
+     (2, 3, 4, 6, 6)),
+]
+
+
+@pytest.mark.parametrize("dtype,noncontig", DTYPE_LAYOUTS, ids=DTYPE_LAYOUT_IDS)
+@pytest.mark.parametrize("case", range(len(UNPOOL_CASES)), ids=[c[0] for c in UNPOOL_CASES])
+def test_max_unpool(case, dtype, noncontig):
+    _, pool, unpool, shape = UNPOOL_CASES[case]
+    values, indices = pool(make(shape, torch.float64))  # indices of distinct maxima, as a pool gives them
+    dev_indices = to_device_noncontig(indices) if noncontig else indices.to(DEVICE)
+    # Unpooling copies values and its gradient gathers them: exact in every dtype.
+    fwd_bwd(lambda v: unpool(v, indices if v.device.type == "cpu" else dev_indices), values.to(dtype),
+            noncontig=noncontig, dtype_tol=(0.0, 0.0))
+
+
+# ---------------------------------------------------------------- margin losses
+
+# The CPU takes float32 and float64 only for these two losses.
+LOSS_DTYPE_LAYOUTS = [(torch.float32, False), (torch.float32, True), (torch.float64, False)]
+LOSS_IDS = ["float32-contiguous", "float32-noncontiguous", "float64-contiguous"]
+
+
+@pytest.mark.parametrize("dtype,noncontig", LOSS_DTYPE_LAYOUTS, ids=LOSS_IDS)
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("variant", ["p1", "p2-margin-weight", "1d"])
+def test_multi_margin_loss(variant, reduction, dtype, noncontig):
+    x, target = make((5, 7), dtype), torch.tensor([0, 6, 2, 2, 3])
+    if variant == "1d":
+        x, target = x[1], target[1]
+    kw = dict(p=2, margin=0.7) if variant.startswith("p2") else {}
+    if "weight" in variant:
+        # weight is not differentiable: a constant of the loss.
+        w = make((7,), dtype, low=0.1, high=2.0, seed=4)
+        fwd_bwd(lambda x: F.multi_margin_loss(x, target.to(x.device), weight=w.to(x.device), reduction=reduction,
+                                              **kw), x, noncontig=noncontig)
+        return
+    fwd_bwd(lambda x: F.multi_margin_loss(x, target.to(x.device), reduction=reduction, **kw), x,
+            noncontig=noncontig)
+
+
+@pytest.mark.parametrize("dtype,noncontig", LOSS_DTYPE_LAYOUTS, ids=LOSS_IDS)
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("batched", [True, False], ids=["batched", "1d"])
+def test_multilabel_margin_loss(batched, reduction, dtype, noncontig):
+    x = make((4, 6), dtype)
+    # Targets end at the first -1 (what follows is ignored); a repeated label
+    # counts twice, as on the CPU; a row of no targets.
+    target = torch.tensor([[0, 5, -1, 1, 1, 1], [2, 2, 3, -1, 0, 0], [-1, 1, 1, 1, 1, 1], [0, 1, 2, 3, 4, 5]])
+    if not batched:
+        x, target = x[1], target[1]
+    fwd_bwd(lambda x: F.multilabel_margin_loss(x, target.to(x.device), reduction=reduction), x, noncontig=noncontig)
+    got = torch.ops.aten.multilabel_margin_loss_forward(x.to(DEVICE), target.to(DEVICE), 1)
+    assert_same(tuple(t.cpu() for t in got), torch.ops.aten.multilabel_margin_loss_forward(x, target, 1))

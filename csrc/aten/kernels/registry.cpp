@@ -37,6 +37,8 @@ void RegisterUpsampleSeparable();
 void RegisterGridSampler();
 // pool_window.cpp: 3-D max/avg/adaptive-avg pools and adaptive max pools, by separable windows.
 void RegisterPoolWindow();
+// unpool_margin.cpp: max_unpool2d/3d, multi_margin_loss, multilabel_margin_loss.
+void RegisterUnpoolMargin();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -80,6 +82,7 @@ void RegisterAllOps() {
   RegisterUpsampleSeparable();
   RegisterGridSampler();
   RegisterPoolWindow();
+  RegisterUnpoolMargin();
 }
 
 }  // namespace torchtpu::aten
