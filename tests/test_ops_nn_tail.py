@@ -398,3 +398,46 @@ def test_multilabel_margin_loss(batched, reduction, dtype, noncontig):
     fwd_bwd(lambda x: F.multilabel_margin_loss(x, target.to(x.device), reduction=reduction), x, noncontig=noncontig)
     got = torch.ops.aten.multilabel_margin_loss_forward(x.to(DEVICE), target.to(DEVICE), 1)
     assert_same(tuple(t.cpu() for t in got), torch.ops.aten.multilabel_margin_loss_forward(x, target, 1))
+
+
+# ---------------------------------------------------------------- rrelu
+
+RRELU_DTYPES = [(torch.float32, False), (torch.float32, True), (torch.float64, False), (torch.bfloat16, True)]
+RRELU_IDS = [f"{dtype_id(d)}-{LAYOUT_IDS[n]}" for d, n in RRELU_DTYPES]
+
+
+@pytest.mark.parametrize("dtype,noncontig", RRELU_DTYPES, ids=RRELU_IDS)
+def test_rrelu_eval(dtype, noncontig):
+    # Evaluation mode is leaky_relu with the mean slope: deterministic.
+    fwd_bwd(lambda x: F.rrelu(x, 0.1, 0.4, training=False), make((4, 9), dtype), noncontig=noncontig)
+
+
+@pytest.mark.parametrize("dtype,noncontig", RRELU_DTYPES, ids=RRELU_IDS)
+def test_rrelu_train(dtype, noncontig):
+    # Training draws a slope per negative element from the device generator:
+    # not comparable value by value with the CPU's stream, so the checks are
+    # the definition: x where x > 0, x * slope with slope in [lower, upper]
+    # elsewhere, the slopes in `noise`, the gradient equal to noise, the same
+    # draw for the same seed, different slopes across elements.
+    lower, upper = 0.1, 0.4
+    x = make((64, 33), dtype)
+    xd = _dev(x, noncontig).requires_grad_()
+    torch.manual_seed(5)
+    noise = torch.empty(0, dtype=dtype, device=DEVICE)
+    y = torch.ops.aten.rrelu_with_noise(xd, noise, lower, upper, True)
+    y.backward(torch.ones_like(y))
+    y, noise, grad = y.detach().cpu(), noise.cpu(), xd.grad.cpu()
+    pos = x > 0
+    assert torch.equal(y[pos], x[pos]) and torch.equal(noise[pos], torch.ones_like(noise[pos]))
+    slopes = noise[~pos].double()
+    assert slopes.min() >= lower - 1e-3 and slopes.max() <= upper + 1e-3, (slopes.min(), slopes.max())
+    # Drawn per element: ~1000 draws take > 100 distinct values (bfloat16 has
+    # ~250 values in [0.1, 0.4]; one shared draw would give 1).
+    assert slopes.unique().numel() > 100
+    assert abs(slopes.mean().item() - (lower + upper) / 2) < 0.02  # ~1000 uniform draws: std of the mean ~0.003
+    assert_same(y, (x * noise), path="y == x * noise")
+    assert_same(grad, noise, path="grad == noise")
+    torch.manual_seed(5)
+    again = F.rrelu(_dev(x, noncontig), lower, upper, training=True).cpu()
+    assert torch.equal(again, y), "same seed, different draw"
+    assert torch.equal(F.rrelu(x.to(DEVICE), lower, upper, training=True).cpu()[pos], x[pos])
