@@ -1,5 +1,6 @@
-"""OpInfo conformance of the nn long tail made native (weight_norm.cpp,
-fold.cpp, upsample_separable.cpp, grid_sampler.cpp, pool_window.cpp):
+"""OpInfo conformance of the nn long tail made native (fold.cpp,
+upsample_separable.cpp, grid_sampler.cpp, pool_window.cpp, unpool_margin.cpp,
+rrelu in nn_activation.cpp; weight_norm.cpp has no OpInfo):
 tools/conformance.py --ops <these OpInfos> --samples 2 -- every (op, dtype)
 native (no CPU fallback), matching the CPU, float32 backward passing.
 
@@ -24,7 +25,10 @@ NN_TAIL_OPS = ("nn.functional.unfold", "nn.functional.interpolate.bicubic", "nn.
                "nn.functional.interpolate.trilinear", "nn.functional.upsample_nearest", "_upsample_bilinear2d_aa",
                "nn.functional.grid_sample", "grid_sampler_2d", "grid_sampler_3d", "nn.functional.max_pool3d",
                "nn.functional.avg_pool3d", "nn.functional.adaptive_avg_pool3d", "nn.functional.adaptive_max_pool1d",
-               "nn.functional.adaptive_max_pool2d", "nn.functional.adaptive_max_pool3d")
+               "nn.functional.adaptive_max_pool2d", "nn.functional.adaptive_max_pool3d", "nn.functional.max_unpool1d",
+               "nn.functional.max_unpool1d.grad", "nn.functional.max_unpool2d", "nn.functional.max_unpool2d.grad",
+               "nn.functional.max_unpool3d", "nn.functional.max_unpool3d.grad", "nn.functional.multi_margin_loss",
+               "nn.functional.multilabel_margin_loss", "nn.functional.rrelu")
 
 # (op, dtype) pairs whose CPU reference is the less exact side (see above).
 CPU_IMPRECISE = {("nn.functional.grid_sample", "bfloat16"), ("grid_sampler_2d", "bfloat16"),

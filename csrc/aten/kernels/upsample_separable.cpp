@@ -5,14 +5,16 @@
 // position reads K input positions ("taps") with weights, so the forward is,
 // axis by axis, one index_select of the K*out tap positions and a weighted
 // sum over K; the backward is the transpose, one index_add per axis. Tap
-// positions and weights are computed on the device from aranges with the
-// CPU kernels' formulas (scale, source index, clamping, the cubic and
-// antialiasing filters), in the CPU's accumulation type (float for
-// bfloat16/float16, double for double; nearest indices always in float,
-// as the CPU). Boundary taps are clamped to the edge, as the CPU reads them.
+// positions and weights are computed on the host with the CPU kernels'
+// formulas (scale, source index, clamping, the cubic and antialiasing
+// filters) in the CPU's accumulation type (float for bfloat16/float16,
+// double for double; nearest indices always in float, as the CPU), and
+// uploaded; the data is only touched on the device. Boundary taps are
+// clamped to the edge, as the CPU reads them.
 // Arguments are checked by PyTorch's meta functions on a meta twin.
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -30,90 +32,155 @@ using Scales = std::vector<std::optional<double>>;
 
 c10::ScalarType AccType(c10::ScalarType t) { return t == c10::kDouble ? c10::kDouble : c10::kFloat; }
 
-// Rounds a host value to the accumulation type, so that the device's
-// arithmetic starts from the very value the CPU kernel computes with.
-double InAcc(double v, c10::ScalarType acc) { return acc == c10::kFloat ? static_cast<double>(static_cast<float>(v)) : v; }
-
-// area_pixel_compute_scale: input/output ratio of one axis.
-double AreaScale(int64_t in, int64_t out, bool align_corners, std::optional<double> scale, c10::ScalarType acc) {
-  if (align_corners) return out > 1 ? InAcc(InAcc(in - 1, acc) / (out - 1), acc) : 0.0;
-  if (scale.has_value() && *scale > 0) return InAcc(1.0 / *scale, acc);
-  return InAcc(InAcc(in, acc) / out, acc);
-}
-
 struct Taps {
   at::Tensor index;   // (K, out) int64 positions in [0, in)
   at::Tensor weight;  // (K, out) in the accumulation type; undefined for nearest (weight 1)
 };
 
-// Cubic convolution weights of the four taps at fraction t (A = -0.75).
-std::vector<at::Tensor> CubicWeights(const at::Tensor& t) {
-  const double a = -0.75;
-  auto near = [&](const at::Tensor& x) { return ((x * (a + 2) - (a + 3)) * x * x) + 1; };
-  auto far = [&](const at::Tensor& x) { return ((x * a - 5 * a) * x + 8 * a) * x - 4 * a; };
-  return {far(t + 1), near(t), near(1 - t), far(2 - t)};
-}
-
-// The antialiasing filters of the CPU kernel, of |x|.
-at::Tensor AAFilter(const at::Tensor& x, bool cubic) {
-  at::Tensor ax = x.abs();
-  if (!cubic) return at::clamp_min(1 - ax, 0);
-  const double a = -0.5;
-  at::Tensor inner = ((ax * (a + 2) - (a + 3)) * ax * ax) + 1;
-  at::Tensor outer = (((ax - 5) * ax + 8) * ax - 4) * a;
-  return at::where(ax < 1, inner, at::where(ax < 2, outer, at::zeros_like(ax)));
-}
-
-Taps AxisTaps(Mode mode, int64_t in, int64_t out, bool align_corners, std::optional<double> scale,
-              c10::ScalarType acc, const at::Tensor& like) {
-  auto lopts = like.options().dtype(at::kLong);
-  if (mode == Mode::kNearest || mode == Mode::kNearestExact) {
-    // nearest_idx / nearest_exact_idx: float arithmetic whatever the dtype.
-    if (mode == Mode::kNearest && out == in) return {at::arange(out, lopts).unsqueeze(0), {}};
-    if (mode == Mode::kNearest && out == 2 * in) return {at::arange(out, lopts).div_(2, "floor").unsqueeze(0), {}};
-    const double s = (scale.has_value() && *scale > 0) ? InAcc(1.0 / *scale, c10::kFloat)
-                                                        : InAcc(InAcc(in, c10::kFloat) / out, c10::kFloat);
-    at::Tensor o = at::arange(out, like.options().dtype(at::kFloat));
-    if (mode == Mode::kNearestExact) o = o + 0.5;
-    return {(o * s).floor().to(at::kLong).clamp_max(in - 1).unsqueeze(0), {}};
+// Tap positions and weights depend only on (in, out, scale, align_corners):
+// they are computed here on the host with the CPU kernels' arithmetic, in
+// their types and order, and uploaded (K*out values per axis). Computing
+// them on the device instead lets the compiler contract a*b+c into an FMA
+// differently in different fusions of one program, so that a window bound
+// sitting exactly on an integer could come out differently for the index
+// and for its weight.
+template <typename T>
+struct HostTaps {
+  int64_t k = 0, out = 0;
+  std::vector<int64_t> index;
+  std::vector<T> weight;
+  HostTaps(int64_t k_, int64_t out_) : k(k_), out(out_), index(k_ * out_, 0), weight(k_ * out_, T(0)) {}
+  void Set(int64_t tap, int64_t o, int64_t i, T w) {
+    index[tap * out + o] = i;
+    weight[tap * out + o] = w;
   }
-  auto fopts = like.options().dtype(acc);
-  const double s = AreaScale(in, out, align_corners, scale, acc);
-  at::Tensor o = at::arange(out, fopts);
+};
+
+template <typename T>
+Taps Upload(const HostTaps<T>& h, bool weighted, const at::Tensor& like) {
+  auto cpu = at::TensorOptions().device(at::kCPU);
+  Taps t;
+  t.index = at::from_blob(const_cast<int64_t*>(h.index.data()), {h.k, h.out}, cpu.dtype(at::kLong)).to(like.device());
+  if (weighted) {
+    t.weight = at::from_blob(const_cast<T*>(h.weight.data()), {h.k, h.out}, cpu.dtype(c10::CppTypeToScalarType<T>::value))
+                   .to(like.device());
+  }
+  return t;
+}
+
+// compute_scales_value / area_pixel_compute_scale of the CPU kernels.
+template <typename T>
+T ScalesValue(std::optional<double> scale, int64_t in, int64_t out) {
+  return (scale.has_value() && *scale > 0.) ? static_cast<T>(1.0 / *scale) : (static_cast<T>(in) / out);
+}
+template <typename T>
+T AreaScale(int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
+  if (align_corners) return out > 1 ? static_cast<T>(in - 1) / (out - 1) : static_cast<T>(0);
+  return ScalesValue<T>(scale, in, out);
+}
+template <typename T>
+T SourceIndex(T scale, int64_t o, bool align_corners, bool cubic) {
+  if (align_corners) return scale * o;
+  T src = scale * (o + static_cast<T>(0.5)) - static_cast<T>(0.5);
+  return (!cubic && src < static_cast<T>(0)) ? static_cast<T>(0) : src;
+}
+
+template <typename T>
+T CubicNear(T x, T a) { return ((a + 2) * x - (a + 3)) * x * x + 1; }
+template <typename T>
+T CubicFar(T x, T a) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; }
+
+// The antialiasing filters of the CPU kernel.
+template <typename T>
+T AAFilter(T x, bool cubic) {
+  if (x < 0) x = -x;
+  if (!cubic) return x < 1 ? 1 - x : 0;
+  const T a = -0.5;
+  if (x < 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
+  if (x < 2) return (((x - 5) * x + 8) * x - 4) * a;
+  return 0;
+}
+
+HostTaps<float> NearestTaps(Mode mode, int64_t in, int64_t out, std::optional<double> scale) {
+  // nearest_idx / nearest_exact_idx: float arithmetic whatever the dtype.
+  HostTaps<float> h(1, out);
+  const float s = ScalesValue<float>(scale, in, out);
+  for (int64_t o = 0; o < out; ++o) {
+    int64_t i;
+    if (mode == Mode::kNearest && out == in) i = o;
+    else if (mode == Mode::kNearest && out == 2 * in) i = o >> 1;
+    else if (mode == Mode::kNearest) i = std::min(static_cast<int64_t>(std::floor(static_cast<float>(o) * s)), in - 1);
+    else i = std::min(static_cast<int64_t>(std::floor(static_cast<float>((o + 0.5) * s))), in - 1);
+    h.Set(0, o, i, 1.0f);
+  }
+  return h;
+}
+
+template <typename T>
+HostTaps<T> WeightedTaps(Mode mode, int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
   if (mode == Mode::kLinear) {
-    at::Tensor real = align_corners ? o * s : at::clamp_min((o + 0.5) * s - 0.5, 0);
-    at::Tensor i0 = real.floor().clamp_max(in - 1);
-    at::Tensor lambda1 = (real - i0).clamp(0, 1);
-    at::Tensor i0l = i0.to(at::kLong);
-    return {at::stack({i0l, (i0l + 1).clamp_max(in - 1)}), at::stack({1 - lambda1, lambda1})};
+    HostTaps<T> h(2, out);
+    const T s = AreaScale<T>(in, out, align_corners, scale);
+    for (int64_t o = 0; o < out; ++o) {
+      if (out == in) {  // a copy, as the CPU special-cases it
+        h.Set(0, o, o, 1);
+        h.Set(1, o, o, 0);
+        continue;
+      }
+      const T real = SourceIndex<T>(s, o, align_corners, false);
+      const int64_t i0 = std::min(static_cast<int64_t>(real), in - 1);
+      const int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);
+      const T l1 = std::min(std::max(real - static_cast<T>(i0), static_cast<T>(0)), static_cast<T>(1));
+      h.Set(0, o, i0, static_cast<T>(1) - l1);
+      h.Set(1, o, i1, l1);
+    }
+    return h;
   }
   if (mode == Mode::kCubic) {
-    at::Tensor real = align_corners ? o * s : (o + 0.5) * s - 0.5;
-    at::Tensor i0 = real.floor().clamp_max(in - 1);
-    at::Tensor t = (real - i0).clamp(0, 1);
-    at::Tensor base = i0.to(at::kLong);
-    std::vector<at::Tensor> idx;
-    for (int k = 0; k < 4; ++k) idx.push_back((base + (k - 1)).clamp(0, in - 1));
-    return {at::stack(idx), at::stack(CubicWeights(t))};
+    HostTaps<T> h(4, out);
+    const T s = AreaScale<T>(in, out, align_corners, scale), a = static_cast<T>(-0.75);
+    for (int64_t o = 0; o < out; ++o) {
+      const T real = SourceIndex<T>(s, o, align_corners, true);
+      const int64_t i0 = std::min(static_cast<int64_t>(std::floor(real)), in - 1);
+      const T t = std::min(std::max(real - static_cast<T>(i0), static_cast<T>(0)), static_cast<T>(1));
+      const T w[4] = {CubicFar<T>(t + 1, a), CubicNear<T>(t, a), CubicNear<T>(1 - t, a), CubicFar<T>(2 - t, a)};
+      for (int k = 0; k < 4; ++k) h.Set(k, o, std::min(std::max(i0 - 1 + k, int64_t{0}), in - 1), w[k]);
+    }
+    return h;
   }
   // Antialiased: a filter of support (taps/2) input pixels, widened by the
   // scale when downsampling, over the pixels [xmin, xmin + xsize), its
   // weights normalised to sum 1.
   const bool cubic = mode == Mode::kCubicAA;
+  const T s = AreaScale<T>(in, out, align_corners, scale);
   const double interp = cubic ? 4.0 : 2.0;
   const double support = s >= 1.0 ? interp * 0.5 * s : interp * 0.5;
-  const double invscale = s >= 1.0 ? 1.0 / s : 1.0;
-  const int64_t max_taps = static_cast<int64_t>(std::ceil(support)) * 2 + 1;
-  at::Tensor center = (o + 0.5) * s;
-  at::Tensor xmin = (center - support + 0.5).trunc().clamp_min(0);
-  at::Tensor xsize = ((center + support + 0.5).trunc().clamp_max(static_cast<double>(in)) - xmin).clamp(0, max_taps);
-  at::Tensor j = at::arange(max_taps, fopts).unsqueeze(1);                 // (K, 1)
-  at::Tensor pos = xmin.unsqueeze(0) + j;                                   // (K, out)
-  at::Tensor w = AAFilter((pos - center.unsqueeze(0) + 0.5) * invscale, cubic);
-  w = at::where(j < xsize.unsqueeze(0), w, at::zeros_like(w));
-  at::Tensor total = w.sum(0, /*keepdim=*/true);
-  w = at::where(total != 0, w / total, w);
-  return {pos.to(at::kLong).clamp_max(in - 1), w};
+  const T invscale = s >= 1.0 ? static_cast<T>(1.0 / s) : static_cast<T>(1.0);
+  const int64_t k = static_cast<int64_t>(std::ceil(support)) * 2 + 1;
+  HostTaps<T> h(k, out);
+  for (int64_t o = 0; o < out; ++o) {
+    const T center = static_cast<T>(s * (o + 0.5));
+    const int64_t xmin = std::max(static_cast<int64_t>(center - support + 0.5), int64_t{0});
+    const int64_t xsize =
+        std::min(std::max(std::min(static_cast<int64_t>(center + support + 0.5), in) - xmin, int64_t{0}), k);
+    T total = 0;
+    std::vector<T> w(k, T(0));
+    for (int64_t j = 0; j < xsize; ++j) {
+      w[j] = AAFilter<T>(static_cast<T>((j + xmin - center + 0.5) * invscale), cubic);
+      total += w[j];
+    }
+    for (int64_t j = 0; j < k; ++j) {
+      h.Set(j, o, std::min(xmin + j, in - 1), (total != 0 && j < xsize) ? w[j] / total : w[j]);
+    }
+  }
+  return h;
+}
+
+Taps AxisTaps(Mode mode, int64_t in, int64_t out, bool align_corners, std::optional<double> scale,
+              c10::ScalarType acc, const at::Tensor& like) {
+  if (mode == Mode::kNearest || mode == Mode::kNearestExact) return Upload(NearestTaps(mode, in, out, scale), false, like);
+  if (acc == c10::kDouble) return Upload(WeightedTaps<double>(mode, in, out, align_corners, scale), true, like);
+  return Upload(WeightedTaps<float>(mode, in, out, align_corners, scale), true, like);
 }
 
 // Weights of shape (K, out) viewed to broadcast against a tensor whose axis
