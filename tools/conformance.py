@@ -58,6 +58,13 @@ OP_TOLERANCES = {
     # Entries up to 9e4 next to ones near 1: two ulps of the largest (f32
     # ulp 0.0078 there, bf16 ulp 512); the CPU's own f32 result is 0.05 from the float64 one.
     "matrix_exp": {"float32": (1.3e-5, 0.1), "bfloat16": (1.6e-2, 1024.0)},
+    # The CPU computes these in bfloat16 throughout and ends about 0.035 from
+    # its own float32 result; tpu accumulates in float32 and rounds once
+    # (0.004 from it): the tolerance covers the CPU's rounding.
+    "nn.functional.grid_sample": {"bfloat16": (1.6e-2, 5e-2)},
+    "grid_sampler_2d": {"bfloat16": (1.6e-2, 5e-2)},
+    "grid_sampler_3d": {"bfloat16": (1.6e-2, 5e-2)},
+    "nn.functional.adaptive_avg_pool3d": {"bfloat16": (1.6e-2, 5e-2)},
 }
 # Ops whose CPU bfloat16 kernel is wrong (matrix_exp returns NaN for the
 # OpInfo samples, whose float64 exponential is finite): the reference is the

@@ -396,6 +396,8 @@ at::Tensor& LogSoftmaxBackwardOut(const at::Tensor& grad, const at::Tensor& outp
 
 }  // namespace
 
+void RegisterRrelu();  // below
+
 void RegisterActivations() {
   Impl("_prelu_kernel", PreluKernel);
   Impl("_prelu_kernel_backward", PreluKernelBackward);
@@ -471,6 +473,51 @@ void RegisterActivations() {
   Impl("_softmax_backward_data.out", SoftmaxBackwardOut);
   Impl("_log_softmax_backward_data", LogSoftmaxBackward);
   Impl("_log_softmax_backward_data.out", LogSoftmaxBackwardOut);
+  RegisterRrelu();
+}
+
+// ---- rrelu_with_noise (nn.functional.rrelu, nn.RReLU). Training: a slope
+// drawn uniformly from [lower, upper] by the device generator for every
+// non-positive element, stored in `noise` (1 elsewhere) and multiplied in;
+// evaluation: leaky_relu with the mean slope. The backward op is composite
+// in PyTorch (grad * noise, or leaky_relu_backward).
+namespace {
+
+at::Tensor RreluInto(const at::Tensor& self, at::Tensor& noise, const c10::Scalar& lower, const c10::Scalar& upper,
+                     bool training, std::optional<at::Generator> generator) {
+  const c10::ScalarType t = self.scalar_type();
+  TORCH_CHECK_NOT_IMPLEMENTED(t == c10::kFloat || t == c10::kDouble || t == c10::kBFloat16, "\"rrelu_with_noise_out_cpu\" not implemented for '",
+                              c10::toString(t), "'");
+  TORCH_CHECK(lower.toDouble() <= upper.toDouble(), "Lower bound should be less than or equal to the upper bound");
+  if (!training) return at::leaky_relu(self, (lower.toDouble() + upper.toDouble()) / 2);
+  at::Tensor slope = at::empty(self.sizes(), self.options()).uniform_(lower.toDouble(), upper.toDouble(), generator);
+  at::Tensor n = at::where(self <= 0, slope, at::ones({}, self.options()));
+  if (noise.sizes() != self.sizes()) noise.resize_(self.sizes());
+  noise.copy_(n);
+  return self * n;
+}
+
+at::Tensor Rrelu(const at::Tensor& self, at::Tensor& noise, const c10::Scalar& lower, const c10::Scalar& upper,
+                 bool training, std::optional<at::Generator> generator) {
+  return RreluInto(self, noise, lower, upper, training, generator);
+}
+at::Tensor& RreluInplace(at::Tensor& self, at::Tensor& noise, const c10::Scalar& lower, const c10::Scalar& upper,
+                         bool training, std::optional<at::Generator> generator) {
+  return self.copy_(RreluInto(self, noise, lower, upper, training, generator));
+}
+at::Tensor& RreluOut(const at::Tensor& self, at::Tensor& noise, const c10::Scalar& lower, const c10::Scalar& upper,
+                     bool training, std::optional<at::Generator> generator, at::Tensor& out) {
+  at::Tensor r = RreluInto(self, noise, lower, upper, training, generator);
+  at::native::resize_output(out, r.sizes());
+  return out.copy_(r);
+}
+
+}  // namespace
+
+void RegisterRrelu() {
+  Impl("rrelu_with_noise", Rrelu);
+  Impl("rrelu_with_noise_", RreluInplace);
+  Impl("rrelu_with_noise.out", RreluOut);
 }
 
 }  // namespace torchtpu::aten::nn

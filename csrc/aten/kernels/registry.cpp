@@ -31,6 +31,18 @@ void RegisterLinalgDecomp();
 void RegisterMatrixExp();
 void RegisterSegmentReduce();
 void RegisterHistogram();
+// weight_norm.cpp: _weight_norm_interface and its backward.
+void RegisterWeightNorm();
+// fold.cpp: im2col and col2im (unfold / fold).
+void RegisterFold();
+// upsample_separable.cpp: nearest(-exact) 1-3d, linear, trilinear, bicubic, antialiased, as per-axis taps.
+void RegisterUpsampleSeparable();
+// grid_sampler.cpp: grid_sampler_2d/3d and their backward ops.
+void RegisterGridSampler();
+// pool_window.cpp: 3-D max/avg/adaptive-avg pools and adaptive max pools, by separable windows.
+void RegisterPoolWindow();
+// unpool_margin.cpp: max_unpool2d/3d, multi_margin_loss, multilabel_margin_loss.
+void RegisterUnpoolMargin();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -73,6 +85,12 @@ void RegisterAllOps() {
   RegisterMatrixExp();
   RegisterSegmentReduce();
   RegisterHistogram();
+  RegisterWeightNorm();
+  RegisterFold();
+  RegisterUpsampleSeparable();
+  RegisterGridSampler();
+  RegisterPoolWindow();
+  RegisterUnpoolMargin();
 }
 
 }  // namespace torchtpu::aten
