@@ -1,25 +1,17 @@
 """The CI subset of the OpInfo conformance run (tools/conformance.py --fast):
 core ops' op_db samples on tpu against CPU, forward and float32 backward."""
-import json
-import os
-import subprocess
-import sys
+import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from conformance_run import assert_native_and_matching, run_conformance
 
 
+# The tool runs its own worker processes: the execution mode of this process
+# does not reach them, so each test is collected once.
+@pytest.mark.mode_independent
 def test_fast_conformance_subset(tmp_path):
-    out = tmp_path / "fast.jsonl"
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "conformance.py"), "--fast", "--out", str(out)],
-                       capture_output=True, text=True, timeout=1800)
-    assert r.returncode == 0, r.stderr[-2000:]
-    summary = json.loads(r.stdout[: r.stdout.rindex("}") + 1])
-    failures = [json.loads(line) for line in out.read_text().splitlines()
-                if '"status": "mismatch"' in line or '"status": "error"' in line]
+    summary, records = run_conformance(tmp_path, fast=True)
     assert summary["compared"] > 100
-    assert summary["pass_rate"] == 1.0, failures
-    assert summary["native_pass_rate"] == 1.0, failures
-    assert summary["backward_passed"] == summary["backward_compared"], r.stdout
+    assert_native_and_matching(summary, records)
 
 
 # The special-function family (lower/special.cpp): every OpInfo of it, all
@@ -31,15 +23,7 @@ SPECIAL_OPS = ("gcd", "lcm", "heaviside", "nextafter", "frexp", "logit", "i0", "
                "special.zeta")
 
 
+@pytest.mark.mode_independent
 def test_special_functions_conformance(tmp_path):
-    out = tmp_path / "special.jsonl"
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "conformance.py"), "--ops", ",".join(SPECIAL_OPS),
-                        "--samples", "2", "--out", str(out)], capture_output=True, text=True, timeout=1800)
-    assert r.returncode == 0, r.stderr[-2000:]
-    summary = json.loads(r.stdout[: r.stdout.rindex("}") + 1])
-    failures = [json.loads(line) for line in out.read_text().splitlines()
-                if '"status": "mismatch"' in line or '"status": "error"' in line]
-    assert summary["compared"] >= len(SPECIAL_OPS)
-    assert summary["pass_rate"] == 1.0, failures
-    assert summary["native_pass_rate"] == 1.0, failures
-    assert summary["backward_passed"] == summary["backward_compared"], r.stdout
+    summary, records = run_conformance(tmp_path, SPECIAL_OPS, samples=2)
+    assert_native_and_matching(summary, records, SPECIAL_OPS)

@@ -10,14 +10,9 @@ float and rounds once, ~0.004): tools/conformance.py compares them with the
 CPU's float32 result rounded once (BF16_REFERENCE_FROM_F32), as
 tests/test_ops_nn_tail.py does.
 """
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from conformance_run import assert_native_and_matching, run_conformance
 
 NN_TAIL_OPS = ("nn.functional.unfold", "nn.functional.interpolate.bicubic", "nn.functional.interpolate.linear",
                "nn.functional.interpolate.nearest", "nn.functional.interpolate.nearest-exact",
@@ -29,19 +24,10 @@ NN_TAIL_OPS = ("nn.functional.unfold", "nn.functional.interpolate.bicubic", "nn.
                "nn.functional.max_unpool3d", "nn.functional.max_unpool3d.grad", "nn.functional.multi_margin_loss",
                "nn.functional.multilabel_margin_loss", "nn.functional.rrelu")
 
+
 # The tool runs its own worker processes: the execution mode of this process
 # does not reach them, so the test is collected once.
 @pytest.mark.mode_independent
 def test_nn_tail_conformance(tmp_path):
-    out = tmp_path / "nn_tail.jsonl"
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "conformance.py"), "--ops", ",".join(NN_TAIL_OPS),
-                        "--samples", "2", "--out", str(out)], capture_output=True, text=True, timeout=1800)
-    assert r.returncode == 0, r.stderr[-2000:]
-    summary = json.loads(r.stdout[: r.stdout.rindex("}") + 1])
-    records = [json.loads(line) for line in out.read_text().splitlines()]
-    records = [rec for rec in records if "op" in rec]
-    assert {rec["op"] for rec in records} == set(NN_TAIL_OPS)
-    failures = [rec for rec in records if rec["status"] != "pass" or not rec["native"]]
-    assert not failures, failures
-    assert summary["pass_rate"] == summary["native_pass_rate"] == 1.0, summary
-    assert summary["backward_passed"] == summary["backward_compared"], summary
+    summary, records = run_conformance(tmp_path, NN_TAIL_OPS, samples=2)
+    assert_native_and_matching(summary, records, NN_TAIL_OPS)

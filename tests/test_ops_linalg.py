@@ -12,7 +12,7 @@ differ from LAPACK's by a few ulps of accumulated rounding."""
 import pytest
 import torch
 
-from op_check import DEVICE, NonContig, compare, make
+from op_check import DEVICE, NonContig, compare, make, same_gradients
 
 DTYPES = [torch.float32, torch.float64]
 
@@ -20,17 +20,6 @@ DTYPES = [torch.float32, torch.float64]
 def spd(*batch, n=5, dtype=torch.float64, seed=0):
     m = make((*batch, n, n), dtype, seed=seed)
     return m @ m.transpose(-1, -2) + n * torch.eye(n, dtype=dtype)
-
-
-def same_gradients(f, *inputs):
-    """The gradients of f's (scalar) result for the inputs on tpu equal the
-    CPU's (f64 inputs: to 1e-7)."""
-    grads = []
-    for device in ("cpu", DEVICE):
-        xs = [t.to(device).requires_grad_() for t in inputs]
-        grads.append([g.cpu() for g in torch.autograd.grad(f(*xs), xs)])
-    for got, want in zip(grads[1], grads[0]):
-        torch.testing.assert_close(got, want, rtol=1e-7, atol=1e-7)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -14,7 +14,7 @@ divide-and-conquer agree to a few ulps of the largest value."""
 import pytest
 import torch
 
-from op_check import DEVICE, NonContig, compare, make
+from op_check import DEVICE, NonContig, compare, make, same_gradients
 
 DTYPES = [torch.float32, torch.float64]
 SHAPES = [(4, 4), (6, 3), (3, 6), (2, 5, 4), (2, 1, 3, 5)]
@@ -156,15 +156,6 @@ def test_built_on_svd_and_eigh(dtype):
     compare(lambda t: torch.linalg.matrix_norm(t, ord="nuc"), a)
     compare(lambda t: torch.linalg.matrix_norm(t, ord=2), a)
     compare(lambda t: torch.linalg.matrix_norm(t, ord=-2), a)
-
-
-def same_gradients(f, *inputs):
-    grads = []
-    for device in ("cpu", DEVICE):
-        xs = [t.to(device).requires_grad_() for t in inputs]
-        grads.append([g.cpu() for g in torch.autograd.grad(f(*xs), xs)])
-    for got, want in zip(grads[1], grads[0]):
-        torch.testing.assert_close(got, want, rtol=1e-7, atol=1e-7)
 
 
 def test_gradients():

@@ -216,20 +216,31 @@ std::pair<std::vector<int64_t>, std::vector<int64_t>> SweepPairs(int64_t n) {
 // no rotation.
 constexpr int64_t kMaxSweeps = 60;
 
-// t = sign(zeta) / (|zeta| + sqrt(1 + zeta^2)), c = 1 / sqrt(1 + t^2),
-// s = c t: the rotation that zeroes the pair's coupling (Golub & Van Loan's
-// symmetric Schur decomposition of a 2x2). Returns {c, s}.
-std::pair<Value, Value> Rotation(Builder& b, Value zeta) {
-  const DType t = zeta.dtype();
-  const Shape s = zeta.shape();
-  Value one = b.Constant(Literal::Float(1), t, s), zero = b.Constant(Literal::Float(0), t, s);
+// The Jacobi rotation of one pair, per batch entry, from the pair's 2x2
+// Gram (or symmetric) matrix [[pp, pq], [pq, qq]]: with zeta = (qq - pp) /
+// (2 pq), t = sign(zeta) / (|zeta| + sqrt(1 + zeta^2)), c = 1 / sqrt(1 + t^2),
+// s = c t zeroes the coupling (Golub & Van Loan's symmetric Schur
+// decomposition). A pair whose coupling is negligible next to its diagonal
+// (|pq| <= eps sqrt(|pp qq|), or 0) is left alone: c = 1, s = 0, and
+// `rotate` says which entries turned.
+struct PairRotation {
+  Value c, s, rotate;
+};
+
+PairRotation Rotation(Builder& b, Value pp, Value qq, Value pq, double eps) {
+  const DType t = pq.dtype();
+  const Shape sh = pq.shape();
+  Value one = b.Constant(Literal::Float(1), t, sh), zero = b.Constant(Literal::Float(0), t, sh);
+  Value thresh = b.Mul(b.Constant(Literal::Float(eps), t, sh), b.Unary("sqrt", b.Unary("abs", b.Mul(pp, qq))));
+  Value rotate = And(b, b.Cmp(pq, zero, Compare::kNE), Not(b, b.Cmp(b.Unary("abs", pq), thresh, Compare::kLE)));
+  Value safe = b.Select(rotate, pq, one);
+  Value zeta = b.Div(b.Sub(qq, pp), b.Mul(b.Constant(Literal::Float(2), t, sh), safe));
   Value sign = b.Select(b.Cmp(zeta, zero, Compare::kLT), b.Unary("negate", one), one);
   Value az = b.Unary("abs", zeta);
-  // For huge |zeta|, zeta^2 overflows: t is then 1 / (2 |zeta|) to working precision.
-  Value root = b.Unary("sqrt", b.Add(one, b.Mul(az, az)));
-  Value tan = b.Div(sign, b.Add(az, root));
+  // For huge |zeta|, zeta^2 overflows: t is then 0, a negligible rotation.
+  Value tan = b.Div(sign, b.Add(az, b.Unary("sqrt", b.Add(one, b.Mul(az, az)))));
   Value c = b.Unary("rsqrt", b.Add(one, b.Mul(tan, tan)));
-  return {c, b.Mul(c, tan)};
+  return {b.Select(rotate, c, one), b.Select(rotate, b.Mul(c, tan), zero), rotate};
 }
 
 // The loop state of a Jacobi iteration: {step, rotated in this sweep,
@@ -336,22 +347,11 @@ REGISTER_LOWERING("linalg.eigh", [](Builder& b, const graph::Node& node, const V
   const double eps = Epsilon(t);
   Values init{a};
   if (vectors) init.push_back(Eye(b, t, batch, n, n));
-  Values r = JacobiSweeps(b, n, init, [batch, t, eps, vectors](Builder& rb, const Values& x, Value p, Value q) {
+  Values r = JacobiSweeps(b, n, init, [batch, eps, vectors](Builder& rb, const Values& x, Value p, Value q) {
     Value a = x[0];
     Value z = I64(rb, 0);
     auto at = [&](Value i, Value j) { return rb.Reshape(rb.DynamicSlice(a, {z, i, j}, {batch, 1, 1}), {batch}); };
-    Value app = at(p, p), aqq = at(q, q), apq = at(p, q);
-    Value zero = rb.Constant(Literal::Float(0), t, {batch});
-    // A pair is done when its coupling is negligible next to its diagonal.
-    Value thresh = rb.Mul(rb.Constant(Literal::Float(eps), t, {batch}),
-                          rb.Unary("sqrt", rb.Unary("abs", rb.Mul(app, aqq))));
-    Value rotate = And(rb, rb.Cmp(apq, zero, Compare::kNE),
-                       Not(rb, rb.Cmp(rb.Unary("abs", apq), thresh, Compare::kLE)));
-    Value safe = rb.Select(rotate, apq, rb.Constant(Literal::Float(1), t, {batch}));
-    Value zeta = rb.Div(rb.Sub(aqq, app), rb.Mul(rb.Constant(Literal::Float(2), t, {batch}), safe));
-    auto [c, s] = Rotation(rb, zeta);
-    c = rb.Select(rotate, c, rb.Constant(Literal::Float(1), t, {batch}));
-    s = rb.Select(rotate, s, zero);
+    auto [c, s, rotate] = Rotation(rb, at(p, p), at(q, q), at(p, q), eps);
     // A <- J^T A J with J the rotation in the (p, q) plane.
     a = RotateRows(rb, RotateColumns(rb, a, p, q, c, s), p, q, c, s);
     Values next{a};
@@ -378,20 +378,12 @@ Values OneSidedJacobi(Builder& b, Value g, bool vectors) {
   const double eps = Epsilon(t);
   Values init{g};
   if (vectors) init.push_back(Eye(b, t, batch, n, n));
-  return JacobiSweeps(b, n, init, [batch, t, eps, vectors](Builder& rb, const Values& x, Value p, Value q) {
+  return JacobiSweeps(b, n, init, [eps, vectors](Builder& rb, const Values& x, Value p, Value q) {
     Value g = x[0];
     Value gp = Column(rb, g, p), gq = Column(rb, g, q);
     Value alpha = SumRows(rb, rb.Mul(gp, gp)), beta = SumRows(rb, rb.Mul(gq, gq));
     Value gamma = SumRows(rb, rb.Mul(gp, gq));
-    Value zero = rb.Constant(Literal::Float(0), t, {batch});
-    Value thresh = rb.Mul(rb.Constant(Literal::Float(eps), t, {batch}), rb.Unary("sqrt", rb.Mul(alpha, beta)));
-    Value rotate = And(rb, rb.Cmp(gamma, zero, Compare::kNE),
-                       Not(rb, rb.Cmp(rb.Unary("abs", gamma), thresh, Compare::kLE)));
-    Value safe = rb.Select(rotate, gamma, rb.Constant(Literal::Float(1), t, {batch}));
-    Value zeta = rb.Div(rb.Sub(beta, alpha), rb.Mul(rb.Constant(Literal::Float(2), t, {batch}), safe));
-    auto [c, sn] = Rotation(rb, zeta);
-    c = rb.Select(rotate, c, rb.Constant(Literal::Float(1), t, {batch}));
-    sn = rb.Select(rotate, sn, zero);
+    auto [c, sn, rotate] = Rotation(rb, alpha, beta, gamma, eps);
     Values next{RotateColumns(rb, g, p, q, c, sn)};
     if (vectors) next.push_back(RotateColumns(rb, x[1], p, q, c, sn));
     next.push_back(AnyOf(rb, rotate));
