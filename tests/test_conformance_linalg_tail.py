@@ -10,7 +10,7 @@ from conformance_run import assert_native_and_matching, run_conformance
 LINALG_TAIL_OPS = ("linalg.qr", "qr", "geqrf", "linalg.householder_product", "ormqr", "linalg.eigh",
                    "linalg.eigvalsh", "linalg.svd", "svd", "linalg.svdvals", "linalg.pinv", "linalg.pinv.hermitian",
                    "linalg.matrix_rank", "linalg.cond", "norm.nuc", "linalg.lstsq", "matrix_exp",
-                   "_segment_reduce.lengths", "_segment_reduce.offsets", "histogram", "gather")
+                   "_segment_reduce.lengths", "_segment_reduce.offsets", "histogram", "histogramdd", "gather")
 
 
 # The tool runs its own worker processes: the execution mode of this process

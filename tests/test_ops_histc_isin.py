@@ -325,3 +325,18 @@ def test_histogram():
     for bad in (lambda x: torch.histogram(x, bins=3, range=(4.0, 1.0)), lambda x: torch.histogram(x.long(), bins=3),
                 lambda x: torch.histogram(x, bins=-1)):
         compare(bad, torch.tensor([1.0, 2]))
+
+
+def test_histogramdd():
+    """torch.histogramdd: bin counts with and without range, bin tensors,
+    weights, density, a point on the last edge, points outside the range,
+    the CPU's errors."""
+    x = torch.tensor([[0.0, 1.0], [1.0, 0.0], [2.0, 0.0], [2.0, 2.0]])
+    compare(lambda t, w: torch.histogramdd(t, bins=[3, 3], weight=w), x, torch.tensor([1.0, 2, 4, 8]))
+    compare(lambda t: torch.histogramdd(t, bins=[2, 2], range=[0.0, 1.0, 0.0, 1.0], density=True), x)
+    compare(lambda t, a, b: torch.histogramdd(t, bins=[a, b]), x, torch.tensor([0.0, 1, 2]), torch.tensor([0.0, 2]))
+    compare(lambda t: torch.histogramdd(t, bins=[4, 3, 2], density=True), NonContig(make((40, 3), seed=5)))
+    compare(lambda t: torch.histogramdd(t, bins=[5, 5]), make((2, 30, 2), torch.float64, seed=6))
+    for bad in (lambda t: torch.histogramdd(t, bins=[3]), lambda t: torch.histogramdd(t[:, 0], bins=[3]),
+                lambda t: torch.histogramdd(t, bins=[3, 3], range=[0.0, 1.0])):
+        compare(bad, x)
