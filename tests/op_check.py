@@ -398,3 +398,13 @@ def same_gradients(f, *inputs):
         grads.append([g.cpu() for g in torch.autograd.grad(f(*xs), xs)])
     for got, want in zip(grads[1], grads[0]):
         torch.testing.assert_close(got, want, rtol=1e-7, atol=1e-7)
+
+
+def same_error(fn, *args, exc):
+    """The CPU raises `exc`; the device raises the same type with the same words."""
+    with pytest.raises(exc) as cpu:
+        fn(*args)
+    dev_args = [a.to(DEVICE) if isinstance(a, torch.Tensor) else a for a in args]
+    with pytest.raises(exc) as dev:
+        fn(*dev_args)
+    assert str(cpu.value).split("\n")[0] == str(dev.value).split("\n")[0]

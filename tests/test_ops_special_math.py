@@ -36,8 +36,7 @@ import math
 import pytest
 import torch
 
-import op_check
-from op_check import NonContig, compare, dtype_id, make
+from op_check import NonContig, compare, dtype_id, make, same_error
 
 F32_TOL = (2e-6, 1e-30)
 F64_TOL = (1.5e-14, 1e-300)
@@ -56,16 +55,6 @@ def _both_layouts(fn, *tensors, tol=None, **kwargs):
     compare(fn, *tensors, dtype_tol=tol, **kwargs)
     compare(fn, *[NonContig(t) if isinstance(t, torch.Tensor) and t.dim() > 0 else t for t in tensors],
             dtype_tol=tol, **kwargs)
-
-
-def _same_error(fn, *args, exc):
-    """The CPU raises `exc`; the device raises the same type with the same words."""
-    with pytest.raises(exc) as cpu:
-        fn(*args)
-    dev_args = [a.to(op_check.DEVICE) if isinstance(a, torch.Tensor) else a for a in args]
-    with pytest.raises(exc) as dev:
-        fn(*dev_args)
-    assert str(cpu.value).split("\n")[0] == str(dev.value).split("\n")[0]
 
 
 def _grid(values, dtype, cols=8):
@@ -119,8 +108,8 @@ def test_gcd_lcm_out_inplace_and_errors(fn):
     compare(lambda x, y: getattr(x, fn + "_")(y), a, b.int())  # int32 other, cast into int64 self
     compare(lambda x, y: getattr(torch, fn)(x, y), a.int(), b)  # promotion to int64
     for bad in (torch.float32, torch.float64, torch.bool):
-        _same_error(getattr(torch, fn), a.to(bad), b.to(bad), exc=NotImplementedError)
-    _same_error(getattr(torch, fn), a, b.float(), exc=NotImplementedError)
+        same_error(getattr(torch, fn), a.to(bad), b.to(bad), exc=NotImplementedError)
+    same_error(getattr(torch, fn), a, b.float(), exc=NotImplementedError)
 
 
 # ---------------------------------------------------------------- heaviside
@@ -144,9 +133,9 @@ def test_heaviside_matches_cpu(dtype):
 
 
 def test_heaviside_different_dtypes_error():
-    _same_error(torch.heaviside, torch.tensor([1.0, 0.0]), torch.tensor([1.0, 2.0], dtype=torch.float64),
+    same_error(torch.heaviside, torch.tensor([1.0, 0.0]), torch.tensor([1.0, 2.0], dtype=torch.float64),
                 exc=RuntimeError)
-    _same_error(torch.heaviside, torch.tensor([1, 0]), torch.tensor([1.0, 2.0]), exc=RuntimeError)
+    same_error(torch.heaviside, torch.tensor([1, 0]), torch.tensor([1.0, 2.0]), exc=RuntimeError)
 
 
 # ---------------------------------------------------------------- nextafter
@@ -172,7 +161,7 @@ def test_nextafter_promotion_and_errors():
     compare(torch.nextafter, make((3, 4), torch.int64, low=-5, high=5), make((3, 4), torch.float32, seed=1),
             dtype_tol=EXACT)
     for bad in (torch.int64, torch.int32, torch.bool, torch.uint8):
-        _same_error(torch.nextafter, torch.ones(3, dtype=bad), torch.zeros(3, dtype=bad), exc=NotImplementedError)
+        same_error(torch.nextafter, torch.ones(3, dtype=bad), torch.zeros(3, dtype=bad), exc=NotImplementedError)
 
 
 # ---------------------------------------------------------------- frexp
@@ -191,12 +180,12 @@ def test_frexp_matches_cpu(dtype):
 
 def test_frexp_errors():
     for bad in (torch.int64, torch.bool, torch.uint8):
-        _same_error(torch.frexp, torch.ones(3, dtype=bad), exc=RuntimeError)
+        same_error(torch.frexp, torch.ones(3, dtype=bad), exc=RuntimeError)
     x = torch.ones(3)
-    _same_error(lambda a: torch.frexp(a, out=(torch.empty(3, dtype=torch.float64, device=a.device),
+    same_error(lambda a: torch.frexp(a, out=(torch.empty(3, dtype=torch.float64, device=a.device),
                                              torch.empty(3, dtype=torch.int32, device=a.device))), x,
                 exc=RuntimeError)
-    _same_error(lambda a: torch.frexp(a, out=(torch.empty(3, device=a.device),
+    same_error(lambda a: torch.frexp(a, out=(torch.empty(3, device=a.device),
                                              torch.empty(3, dtype=torch.int64, device=a.device))), x,
                 exc=RuntimeError)
 
@@ -217,7 +206,7 @@ def test_logit_integers_and_inplace_error():
     x = torch.tensor([[0, 1, 2], [-1, 0, 1]])
     compare(torch.logit, x, dtype_tol=TOLS)
     compare(torch.logit, x.bool(), eps=0.25, dtype_tol=TOLS)
-    _same_error(lambda a: a.logit_(), x, exc=RuntimeError)
+    same_error(lambda a: a.logit_(), x, exc=RuntimeError)
 
 
 @pytest.mark.parametrize("dtype", (torch.float32, torch.float64, torch.bfloat16, torch.float16), ids=dtype_id)
@@ -300,7 +289,7 @@ def test_ndtri_matches_cpu(dtype):
                          ids=lambda f: f.__name__)
 def test_reduced_precision_refused_and_integers_promoted(fn):
     for bad in (torch.float16, torch.bfloat16):
-        _same_error(fn, torch.tensor([0.5, 0.25], dtype=bad), exc=NotImplementedError)
+        same_error(fn, torch.tensor([0.5, 0.25], dtype=bad), exc=NotImplementedError)
     compare(fn, torch.tensor([[0, 1, -2], [3, 1, 0]]), dtype_tol=TOLS)
     compare(fn, torch.tensor([True, False]), dtype_tol=TOLS)
 
@@ -331,7 +320,7 @@ def test_bessel_matches_cpu(name, dtype):
 def test_i0_inplace():
     x = make((4, 5), torch.float32, low=-30, high=30)
     compare(lambda a: a.i0_(), x, dtype_tol=TOLS)
-    _same_error(lambda a: a.i0_(), torch.tensor([1, 2]), exc=RuntimeError)
+    same_error(lambda a: a.i0_(), torch.tensor([1, 2]), exc=RuntimeError)
 
 
 # ---------------------------------------------------------------- polygamma, zeta
@@ -371,7 +360,7 @@ def test_polygamma_matches_cpu(n, dtype):
 
 
 def test_polygamma_negative_n_error():
-    _same_error(lambda a: torch.polygamma(-1, a), torch.tensor([1.0]), exc=RuntimeError)
+    same_error(lambda a: torch.polygamma(-1, a), torch.tensor([1.0]), exc=RuntimeError)
 
 
 @pytest.mark.parametrize("dtype", (torch.float32, torch.float64), ids=dtype_id)
@@ -388,7 +377,7 @@ def test_zeta_matches_cpu(dtype):
 
 
 def test_zeta_reduced_refused():
-    _same_error(torch.special.zeta, torch.tensor([2.0], dtype=torch.bfloat16),
+    same_error(torch.special.zeta, torch.tensor([2.0], dtype=torch.bfloat16),
                 torch.tensor([1.0], dtype=torch.bfloat16), exc=NotImplementedError)
 
 
