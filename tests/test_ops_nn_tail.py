@@ -108,29 +108,25 @@ FOLD_CASES = [
 
 # col2im (fold's forward, unfold's backward) sums overlapping blocks: the
 # device sums in float and rounds once; for the reduced dtypes it is compared
-# with the CPU's float32 result rounded once (exact_ref), with the default tolerances (two ulp: the order of a float
-# sum of up to 9 terms is within float32 precision, then one rounding).
+# with the CPU's float32 result rounded once (exact_ref), with the default
+# tolerances (two ulp: the order of a float sum of up to 9 terms is within
+# float32 precision, then one rounding).
 
 
 @pytest.mark.parametrize("noncontig", LAYOUTS, ids=LAYOUT_IDS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=dtype_id)
 @pytest.mark.parametrize("case", range(len(FOLD_CASES)))
 @pytest.mark.parametrize("batched", [True, False], ids=["batched", "unbatched"])
-def test_unfold(case, dtype, noncontig, batched):
+@pytest.mark.parametrize("op", ["unfold", "fold"])
+def test_unfold_fold(op, case, dtype, noncontig, batched):
     kw = FOLD_CASES[case]
-    x = make((2, 3, 7, 8) if batched else (3, 7, 8), dtype)
-    fwd_bwd(lambda x: F.unfold(x, **kw), x, noncontig=noncontig, exact_ref=True)
-
-
-@pytest.mark.parametrize("noncontig", LAYOUTS, ids=LAYOUT_IDS)
-@pytest.mark.parametrize("dtype", DTYPES, ids=dtype_id)
-@pytest.mark.parametrize("case", range(len(FOLD_CASES)))
-@pytest.mark.parametrize("batched", [True, False], ids=["batched", "unbatched"])
-def test_fold(case, dtype, noncontig, batched):
-    kw = FOLD_CASES[case]
-    blocks = F.unfold(torch.zeros(1, 3, 7, 8), **kw).shape[1:]
-    cols = make(((2,) if batched else ()) + tuple(blocks), dtype)
-    fwd_bwd(lambda c: F.fold(c, (7, 8), **kw), cols, noncontig=noncontig, exact_ref=True)
+    lead = (2,) if batched else ()
+    if op == "unfold":
+        fwd_bwd(lambda x: F.unfold(x, **kw), make(lead + (3, 7, 8), dtype), noncontig=noncontig, exact_ref=True)
+    else:
+        blocks = F.unfold(torch.zeros(1, 3, 7, 8), **kw).shape[1:]
+        cols = make(lead + tuple(blocks), dtype)
+        fwd_bwd(lambda c: F.fold(c, (7, 8), **kw), cols, noncontig=noncontig, exact_ref=True)
 
 
 def test_unfold_errors_match_cpu():

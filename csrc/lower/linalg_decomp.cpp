@@ -27,7 +27,6 @@ using hlo::Compare;
 using hlo::Shape;
 using hlo::TensorType;
 
-Value I64(Builder& b, int64_t v) { return b.Constant(Literal::Int(v), DType::kI64, {}); }
 
 // x [batch, r, c] broadcast from a per-batch scalar s [batch].
 Value PerBatch(Builder& b, Value s, const Shape& to) { return b.BroadcastInDim(s, to, {0}); }
@@ -36,30 +35,31 @@ double Epsilon(DType t) {
   return t == DType::kF64 ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
 }
 
-// Column j of x [batch, r, c] as [batch, r].
-Value Column(Builder& b, Value x, Value j) {
-  const Shape s = x.shape();
+// Line i of x [batch, r, c] along `axis` (1: row i as [batch, c]; 2: column
+// i as [batch, r]), read and written with dynamic slices.
+enum Axis : int { kRowAxis = 1, kColumnAxis = 2 };
+
+Value Line(Builder& b, Value x, Axis axis, Value i) {
+  Shape sizes = x.shape();
+  sizes[axis] = 1;
   Value z = I64(b, 0);
-  return b.Reshape(b.DynamicSlice(x, {z, z, j}, {s[0], s[1], 1}), {s[0], s[1]});
+  Values starts{z, z, z};
+  starts[axis] = i;
+  Shape line = sizes;
+  line.erase(line.begin() + axis);
+  return b.Reshape(b.DynamicSlice(x, starts, sizes), line);
 }
 
-Value SetColumn(Builder& b, Value x, Value col, Value j) {
-  const Shape s = x.shape();
+Value SetLine(Builder& b, Value x, Axis axis, Value line, Value i) {
+  Shape sizes = x.shape();
+  sizes[axis] = 1;
   Value z = I64(b, 0);
-  return b.DynamicUpdateSlice(x, b.Reshape(col, {s[0], s[1], 1}), {z, z, j});
+  Values starts{z, z, z};
+  starts[axis] = i;
+  return b.DynamicUpdateSlice(x, b.Reshape(line, sizes), starts);
 }
 
-Value Row(Builder& b, Value x, Value i) {
-  const Shape s = x.shape();
-  Value z = I64(b, 0);
-  return b.Reshape(b.DynamicSlice(x, {z, i, z}, {s[0], 1, s[2]}), {s[0], s[2]});
-}
-
-Value SetRow(Builder& b, Value x, Value row, Value i) {
-  const Shape s = x.shape();
-  Value z = I64(b, 0);
-  return b.DynamicUpdateSlice(x, b.Reshape(row, {s[0], 1, s[2]}), {z, i, z});
-}
+Value Column(Builder& b, Value x, Value j) { return Line(b, x, kColumnAxis, j); }
 
 // Sum over dim 1 of [batch, r].
 Value SumRows(Builder& b, Value x) { return ReduceWith(b, x, {1}, "add", Literal::Float(0)); }
@@ -133,7 +133,7 @@ Values Geqrf(Builder& b, Value a) {
         const Shape mat{batch, m, n};
         Value right = rb.Cmp(rb.Iota(TensorType{DType::kI64, mat}, 2), rb.BroadcastInDim(j, mat, {}), Compare::kGT);
         a = rb.Select(right, applied, a);
-        a = SetColumn(rb, a, new_col, j);
+        a = SetLine(rb, a, kColumnAxis, new_col, j);
         Value z = I64(rb, 0);
         taus = rb.DynamicUpdateSlice(taus, rb.Reshape(tau, {batch, 1}), {z, j});
         return Values{rb.Add(j, I64(rb, 1)), a, taus};
@@ -249,21 +249,14 @@ Value SweepDone(Builder& b, Value step, int64_t pairs) {
   return b.Cmp(b.Binary("remainder", step, I64(b, pairs)), I64(b, pairs - 1), Compare::kEQ);
 }
 
-// Two columns p, q of x [batch, r, c] rotated: (c x_p - s x_q, s x_p + c x_q).
-Value RotateColumns(Builder& b, Value x, Value p, Value q, Value c, Value s) {
-  const Shape sh = x.shape();
-  Value xp = Column(b, x, p), xq = Column(b, x, q);
-  Value cb = b.BroadcastInDim(c, {sh[0], sh[1]}, {0}), sb = b.BroadcastInDim(s, {sh[0], sh[1]}, {0});
-  x = SetColumn(b, x, b.Sub(b.Mul(cb, xp), b.Mul(sb, xq)), p);
-  return SetColumn(b, x, b.Add(b.Mul(sb, xp), b.Mul(cb, xq)), q);
-}
-
-Value RotateRows(Builder& b, Value x, Value p, Value q, Value c, Value s) {
-  const Shape sh = x.shape();
-  Value xp = Row(b, x, p), xq = Row(b, x, q);
-  Value cb = b.BroadcastInDim(c, {sh[0], sh[2]}, {0}), sb = b.BroadcastInDim(s, {sh[0], sh[2]}, {0});
-  x = SetRow(b, x, b.Sub(b.Mul(cb, xp), b.Mul(sb, xq)), p);
-  return SetRow(b, x, b.Add(b.Mul(sb, xp), b.Mul(cb, xq)), q);
+// Two lines p, q of x [batch, r, c] along `axis` rotated: (c x_p - s x_q,
+// s x_p + c x_q).
+Value Rotate(Builder& b, Value x, Axis axis, Value p, Value q, Value c, Value s) {
+  Value xp = Line(b, x, axis, p), xq = Line(b, x, axis, q);
+  const Shape line = xp.shape();
+  Value cb = b.BroadcastInDim(c, line, {0}), sb = b.BroadcastInDim(s, line, {0});
+  x = SetLine(b, x, axis, b.Sub(b.Mul(cb, xp), b.Mul(sb, xq)), p);
+  return SetLine(b, x, axis, b.Add(b.Mul(sb, xp), b.Mul(cb, xq)), q);
 }
 
 // Runs Jacobi sweeps: `rotate(builder, x, extra, p, q) -> (x, extra,
@@ -353,9 +346,9 @@ REGISTER_LOWERING("linalg.eigh", [](Builder& b, const graph::Node& node, const V
     auto at = [&](Value i, Value j) { return rb.Reshape(rb.DynamicSlice(a, {z, i, j}, {batch, 1, 1}), {batch}); };
     auto [c, s, rotate] = Rotation(rb, at(p, p), at(q, q), at(p, q), eps);
     // A <- J^T A J with J the rotation in the (p, q) plane.
-    a = RotateRows(rb, RotateColumns(rb, a, p, q, c, s), p, q, c, s);
+    a = Rotate(rb, Rotate(rb, a, kColumnAxis, p, q, c, s), kRowAxis, p, q, c, s);
     Values next{a};
-    if (vectors) next.push_back(RotateColumns(rb, x[1], p, q, c, s));
+    if (vectors) next.push_back(Rotate(rb, x[1], kColumnAxis, p, q, c, s));
     next.push_back(AnyOf(rb, rotate));
     return next;
   });
@@ -384,8 +377,8 @@ Values OneSidedJacobi(Builder& b, Value g, bool vectors) {
     Value alpha = SumRows(rb, rb.Mul(gp, gp)), beta = SumRows(rb, rb.Mul(gq, gq));
     Value gamma = SumRows(rb, rb.Mul(gp, gq));
     auto [c, sn, rotate] = Rotation(rb, alpha, beta, gamma, eps);
-    Values next{RotateColumns(rb, g, p, q, c, sn)};
-    if (vectors) next.push_back(RotateColumns(rb, x[1], p, q, c, sn));
+    Values next{Rotate(rb, g, kColumnAxis, p, q, c, sn)};
+    if (vectors) next.push_back(Rotate(rb, x[1], kColumnAxis, p, q, c, sn));
     next.push_back(AnyOf(rb, rotate));
     return next;
   });

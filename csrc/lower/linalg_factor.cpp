@@ -17,7 +17,6 @@ using hlo::Compare;
 using hlo::Shape;
 using hlo::TensorType;
 
-Value I64(Builder& b, int64_t v) { return b.Constant(Literal::Int(v), DType::kI64, {}); }
 Value I64Splat(Builder& b, int64_t v, const Shape& shape) { return b.Constant(Literal::Int(v), DType::kI64, shape); }
 
 // attrs: 0 upper. input: A [..., n, n] (f32/f64). results: L (or U) [..., n, n], info [...] i32.

@@ -20,6 +20,8 @@ hlo::Shape BroadcastShapes(const std::vector<hlo::Shape>& shapes);
 // Converts each value to `dtype` and broadcasts all to their common shape.
 Values Harmonize(Builder& b, const Values& xs, DType dtype);
 inline Value Scalar(Builder& b, double v, DType dtype) { return b.Constant(Literal::Float(v), dtype, {}); }
+// An i64 scalar: loop counters and dynamic-slice starts.
+inline Value I64(Builder& b, int64_t v) { return b.Constant(Literal::Int(v), DType::kI64, {}); }
 inline Value Splat(Builder& b, double v, const Value& like) {
   return b.Constant(hlo::IsFloat(like.dtype()) ? Literal::Float(v) : Literal::Int(static_cast<int64_t>(v)),
                     like.dtype(), like.shape());

@@ -123,23 +123,13 @@ at::Tensor Col2im(const at::Tensor& self, c10::IntArrayRef output_size, c10::Int
   return batched ? out : out.squeeze(0);
 }
 
-at::Tensor& Im2colOut(const at::Tensor& self, c10::IntArrayRef kernel_size, c10::IntArrayRef dilation,
-                      c10::IntArrayRef padding, c10::IntArrayRef stride, at::Tensor& out) {
-  return IntoOut(Im2col(self, kernel_size, dilation, padding, stride), out);
-}
-
-at::Tensor& Col2imOut(const at::Tensor& self, c10::IntArrayRef output_size, c10::IntArrayRef kernel_size,
-                      c10::IntArrayRef dilation, c10::IntArrayRef padding, c10::IntArrayRef stride, at::Tensor& out) {
-  return IntoOut(Col2im(self, output_size, kernel_size, dilation, padding, stride), out);
-}
-
 }  // namespace
 
 void RegisterFold() {
   Impl("im2col", Im2col);
-  Impl("im2col.out", Im2colOut);
+  Impl("im2col.out", OutOf<Im2col>);
   Impl("col2im", Col2im);
-  Impl("col2im.out", Col2imOut);
+  Impl("col2im.out", OutOf<Col2im>);
 }
 
 }  // namespace torchtpu::aten

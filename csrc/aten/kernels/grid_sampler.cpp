@@ -263,38 +263,22 @@ at::Tensor GridSampleFn(const at::Tensor& input, const at::Tensor& grid, int64_t
   return GridSample(input, grid, kNd, interp, padding, align_corners);
 }
 template <int kNd>
-at::Tensor& GridSampleOut(const at::Tensor& input, const at::Tensor& grid, int64_t interp, int64_t padding,
-                          bool align_corners, at::Tensor& out) {
-  return IntoOut(GridSample(input, grid, kNd, interp, padding, align_corners), out);
-}
-template <int kNd>
 std::tuple<at::Tensor, at::Tensor> GridSampleBackwardFn(const at::Tensor& grad_output, const at::Tensor& input,
                                                         const at::Tensor& grid, int64_t interp, int64_t padding,
                                                         bool align_corners, std::array<bool, 2> output_mask) {
   return GridSampleBackward(grad_output, input, grid, kNd, interp, padding, align_corners, output_mask);
 }
-template <int kNd>
-std::tuple<at::Tensor&, at::Tensor&> GridSampleBackwardOut(const at::Tensor& grad_output, const at::Tensor& input,
-                                                           const at::Tensor& grid, int64_t interp, int64_t padding,
-                                                           bool align_corners, std::array<bool, 2> output_mask,
-                                                           at::Tensor& out0, at::Tensor& out1) {
-  auto [gi, gg] = GridSampleBackward(grad_output, input, grid, kNd, interp, padding, align_corners, output_mask);
-  if (gi.defined()) IntoOut(gi, out0);
-  if (gg.defined()) IntoOut(gg, out1);
-  return {out0, out1};
-}
-
 }  // namespace
 
 void RegisterGridSampler() {
   Impl("grid_sampler_2d", GridSampleFn<2>);
-  Impl("grid_sampler_2d.out", GridSampleOut<2>);
+  Impl("grid_sampler_2d.out", OutOf<GridSampleFn<2>>);
   Impl("grid_sampler_2d_backward", GridSampleBackwardFn<2>);
-  Impl("grid_sampler_2d_backward.out", GridSampleBackwardOut<2>);
+  Impl("grid_sampler_2d_backward.out", OutOf<GridSampleBackwardFn<2>>);
   Impl("grid_sampler_3d", GridSampleFn<3>);
-  Impl("grid_sampler_3d.out", GridSampleOut<3>);
+  Impl("grid_sampler_3d.out", OutOf<GridSampleFn<3>>);
   Impl("grid_sampler_3d_backward", GridSampleBackwardFn<3>);
-  Impl("grid_sampler_3d_backward.out", GridSampleBackwardOut<3>);
+  Impl("grid_sampler_3d_backward.out", OutOf<GridSampleBackwardFn<3>>);
 }
 
 }  // namespace torchtpu::aten

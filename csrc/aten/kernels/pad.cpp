@@ -84,25 +84,16 @@ at::Tensor PadFn(const at::Tensor& self, c10::IntArrayRef padding) {
   return Pad(self, padding, kDims, kReflect);
 }
 template <int kDims, bool kReflect>
-at::Tensor& PadOut(const at::Tensor& self, c10::IntArrayRef padding, at::Tensor& out) {
-  return IntoOut(Pad(self, padding, kDims, kReflect), out);
-}
-template <int kDims, bool kReflect>
 at::Tensor PadBackwardFn(const at::Tensor& grad, const at::Tensor& self, c10::IntArrayRef padding) {
   return PadBackward(grad, self, padding, kDims, kReflect);
-}
-template <int kDims, bool kReflect>
-at::Tensor& PadBackwardOut(const at::Tensor& grad, const at::Tensor& self, c10::IntArrayRef padding,
-                           at::Tensor& grad_input) {
-  return IntoOut(PadBackward(grad, self, padding, kDims, kReflect), grad_input);
 }
 
 template <int kDims, bool kReflect>
 void RegisterPadOp(const std::string& name) {
   Impl(name, PadFn<kDims, kReflect>);
-  Impl(name + ".out", PadOut<kDims, kReflect>);
+  Impl(name + ".out", OutOf<PadFn<kDims, kReflect>>);
   Impl(name + "_backward", PadBackwardFn<kDims, kReflect>);
-  Impl(name + "_backward.grad_input", PadBackwardOut<kDims, kReflect>);
+  Impl(name + "_backward.grad_input", OutOf<PadBackwardFn<kDims, kReflect>>);
 }
 
 }  // namespace

@@ -118,45 +118,13 @@ at::Tensor AdaptiveAvgPool2dBackward(const at::Tensor& grad_output, const at::Te
   return call.Attr(self.sizes().vec()).In(grad_output).Run1();
 }
 
-std::tuple<at::Tensor&, at::Tensor&> MaxPool2dWithIndicesOut(const at::Tensor& self, c10::IntArrayRef kernel_size,
-                                                          c10::IntArrayRef stride, c10::IntArrayRef padding,
-                                                          c10::IntArrayRef dilation, bool ceil_mode, at::Tensor& out,
-                                                          at::Tensor& indices) {
-  auto r = MaxPool2dWithIndices(self, kernel_size, stride, padding, dilation, ceil_mode);
-  IntoOut(std::get<0>(r), out);
-  IntoOut(std::get<1>(r), indices);
-  return {out, indices};
-}
-
-at::Tensor& MaxPool2dWithIndicesBackwardOut(const at::Tensor& grad_output, const at::Tensor& self,
-                                            c10::IntArrayRef kernel_size, c10::IntArrayRef stride,
-                                            c10::IntArrayRef padding, c10::IntArrayRef dilation, bool ceil_mode,
-                                            const at::Tensor& indices, at::Tensor& grad_input) {
-  return IntoOut(MaxPool2dWithIndicesBackward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode,
-                                              indices), grad_input);
-}
-
-at::Tensor& AvgPool2dOut(const at::Tensor& self, c10::IntArrayRef kernel_size, c10::IntArrayRef stride,
-                         c10::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
-                         std::optional<int64_t> divisor_override, at::Tensor& out) {
-  return IntoOut(AvgPool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), out);
-}
-
-at::Tensor& AvgPool2dBackwardOut(const at::Tensor& grad_output, const at::Tensor& self, c10::IntArrayRef kernel_size,
-                                 c10::IntArrayRef stride, c10::IntArrayRef padding, bool ceil_mode,
-                                 bool count_include_pad, std::optional<int64_t> divisor_override,
-                                 at::Tensor& grad_input) {
-  return IntoOut(AvgPool2dBackward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                                   divisor_override), grad_input);
-}
-
 }  // namespace
 
 void RegisterPooling() {
-  Impl("max_pool2d_with_indices.out", MaxPool2dWithIndicesOut);
-  Impl("max_pool2d_with_indices_backward.grad_input", MaxPool2dWithIndicesBackwardOut);
-  Impl("avg_pool2d.out", AvgPool2dOut);
-  Impl("avg_pool2d_backward.grad_input", AvgPool2dBackwardOut);
+  Impl("max_pool2d_with_indices.out", OutOf<MaxPool2dWithIndices>);
+  Impl("max_pool2d_with_indices_backward.grad_input", OutOf<MaxPool2dWithIndicesBackward>);
+  Impl("avg_pool2d.out", OutOf<AvgPool2d>);
+  Impl("avg_pool2d_backward.grad_input", OutOf<AvgPool2dBackward>);
   Impl("max_pool2d_with_indices", MaxPool2dWithIndices);
   Impl("max_pool2d_with_indices_backward", MaxPool2dWithIndicesBackward);
   Impl("avg_pool2d", AvgPool2d);

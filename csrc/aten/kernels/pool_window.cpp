@@ -316,77 +316,29 @@ at::Tensor AdaptiveMaxPoolBackward(const at::Tensor& grad, const at::Tensor& sel
   return ScatterAtIndices(grad, indices, self.sizes(), kDims);
 }
 
-// ---- out= variants
-
-std::tuple<at::Tensor&, at::Tensor&> Pair(std::tuple<at::Tensor, at::Tensor> r, at::Tensor& a, at::Tensor& b) {
-  IntoOut(std::get<0>(r), a);
-  IntoOut(std::get<1>(r), b);
-  return {a, b};
-}
-
-std::tuple<at::Tensor&, at::Tensor&> MaxPool3dOut(const at::Tensor& self, c10::IntArrayRef kernel,
-                                                  c10::IntArrayRef stride, c10::IntArrayRef padding,
-                                                  c10::IntArrayRef dilation, bool ceil_mode, at::Tensor& out,
-                                                  at::Tensor& indices) {
-  return Pair(MaxPool3d(self, kernel, stride, padding, dilation, ceil_mode), out, indices);
-}
-at::Tensor& MaxPool3dBackwardOut(const at::Tensor& grad, const at::Tensor& self, c10::IntArrayRef kernel,
-                                 c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation,
-                                 bool ceil_mode, const at::Tensor& indices, at::Tensor& grad_input) {
-  return IntoOut(MaxPool3dBackward(grad, self, kernel, stride, padding, dilation, ceil_mode, indices), grad_input);
-}
-at::Tensor& AvgPool3dOut(const at::Tensor& self, c10::IntArrayRef kernel, c10::IntArrayRef stride,
-                         c10::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
-                         std::optional<int64_t> divisor_override, at::Tensor& out) {
-  return IntoOut(AvgPool3d(self, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override), out);
-}
-at::Tensor& AvgPool3dBackwardOut(const at::Tensor& grad, const at::Tensor& self, c10::IntArrayRef kernel,
-                                 c10::IntArrayRef stride, c10::IntArrayRef padding, bool ceil_mode,
-                                 bool count_include_pad, std::optional<int64_t> divisor_override,
-                                 at::Tensor& grad_input) {
-  return IntoOut(AvgPool3dBackward(grad, self, kernel, stride, padding, ceil_mode, count_include_pad,
-                                   divisor_override), grad_input);
-}
-at::Tensor& AdaptiveAvgPool3dOut(const at::Tensor& self, c10::IntArrayRef output_size, at::Tensor& out) {
-  return IntoOut(AdaptiveAvgPool3d(self, output_size), out);
-}
-at::Tensor& AdaptiveAvgPool3dBackwardOut(const at::Tensor& grad, const at::Tensor& self, at::Tensor& grad_input) {
-  return IntoOut(AdaptiveAvgPool3dBackward(grad, self), grad_input);
-}
-template <int kDims>
-std::tuple<at::Tensor&, at::Tensor&> AdaptiveMaxPoolOut(const at::Tensor& self, c10::IntArrayRef output_size,
-                                                        at::Tensor& out, at::Tensor& indices) {
-  return Pair(AdaptiveMaxPool<kDims>(self, output_size), out, indices);
-}
-template <int kDims>
-at::Tensor& AdaptiveMaxPoolBackwardOut(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& indices,
-                                       at::Tensor& grad_input) {
-  return IntoOut(AdaptiveMaxPoolBackward<kDims>(grad, self, indices), grad_input);
-}
-
 }  // namespace
 
 void RegisterPoolWindow() {
   Impl("max_pool3d_with_indices", MaxPool3d);
-  Impl("max_pool3d_with_indices.out", MaxPool3dOut);
+  Impl("max_pool3d_with_indices.out", OutOf<MaxPool3d>);
   Impl("max_pool3d_with_indices_backward", MaxPool3dBackward);
-  Impl("max_pool3d_with_indices_backward.grad_input", MaxPool3dBackwardOut);
+  Impl("max_pool3d_with_indices_backward.grad_input", OutOf<MaxPool3dBackward>);
   Impl("avg_pool3d", AvgPool3d);
-  Impl("avg_pool3d.out", AvgPool3dOut);
+  Impl("avg_pool3d.out", OutOf<AvgPool3d>);
   Impl("avg_pool3d_backward", AvgPool3dBackward);
-  Impl("avg_pool3d_backward.grad_input", AvgPool3dBackwardOut);
+  Impl("avg_pool3d_backward.grad_input", OutOf<AvgPool3dBackward>);
   Impl("_adaptive_avg_pool3d", AdaptiveAvgPool3d);
-  Impl("adaptive_avg_pool3d.out", AdaptiveAvgPool3dOut);
+  Impl("adaptive_avg_pool3d.out", OutOf<AdaptiveAvgPool3d>);
   Impl("_adaptive_avg_pool3d_backward", AdaptiveAvgPool3dBackward);
-  Impl("adaptive_avg_pool3d_backward.grad_input", AdaptiveAvgPool3dBackwardOut);
+  Impl("adaptive_avg_pool3d_backward.grad_input", OutOf<AdaptiveAvgPool3dBackward>);
   Impl("adaptive_max_pool2d", AdaptiveMaxPool<2>);
-  Impl("adaptive_max_pool2d.out", AdaptiveMaxPoolOut<2>);
+  Impl("adaptive_max_pool2d.out", OutOf<AdaptiveMaxPool<2>>);
   Impl("adaptive_max_pool2d_backward", AdaptiveMaxPoolBackward<2>);
-  Impl("adaptive_max_pool2d_backward.grad_input", AdaptiveMaxPoolBackwardOut<2>);
+  Impl("adaptive_max_pool2d_backward.grad_input", OutOf<AdaptiveMaxPoolBackward<2>>);
   Impl("adaptive_max_pool3d", AdaptiveMaxPool<3>);
-  Impl("adaptive_max_pool3d.out", AdaptiveMaxPoolOut<3>);
+  Impl("adaptive_max_pool3d.out", OutOf<AdaptiveMaxPool<3>>);
   Impl("adaptive_max_pool3d_backward", AdaptiveMaxPoolBackward<3>);
-  Impl("adaptive_max_pool3d_backward.grad_input", AdaptiveMaxPoolBackwardOut<3>);
+  Impl("adaptive_max_pool3d_backward.grad_input", OutOf<AdaptiveMaxPoolBackward<3>>);
 }
 
 }  // namespace torchtpu::aten

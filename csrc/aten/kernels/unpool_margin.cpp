@@ -56,10 +56,6 @@ at::Tensor MaxUnpool(const char* op, const at::Tensor& self, const at::Tensor& i
 at::Tensor MaxUnpool2d(const at::Tensor& self, const at::Tensor& indices, c10::IntArrayRef output_size) {
   return MaxUnpool("max_unpool2d", self, indices, output_size, 2);
 }
-at::Tensor& MaxUnpool2dOut(const at::Tensor& self, const at::Tensor& indices, c10::IntArrayRef output_size,
-                           at::Tensor& out) {
-  return IntoOut(MaxUnpool2d(self, indices, output_size), out);
-}
 at::Tensor MaxUnpool3d(const at::Tensor& self, const at::Tensor& indices, c10::IntArrayRef output_size,
                        c10::IntArrayRef stride, c10::IntArrayRef padding) {
   TORCH_CHECK(stride.size() == 3 && padding.size() == 3, "max_unpool3d: There should be exactly three elements "
@@ -67,10 +63,6 @@ at::Tensor MaxUnpool3d(const at::Tensor& self, const at::Tensor& indices, c10::I
   TORCH_CHECK(stride[0] > 0 && stride[1] > 0 && stride[2] > 0, "max_unpool3d: strides should be greater than zero, "
               "but got stride: ", stride);
   return MaxUnpool("max_unpool3d", self, indices, output_size, 3);
-}
-at::Tensor& MaxUnpool3dOut(const at::Tensor& self, const at::Tensor& indices, c10::IntArrayRef output_size,
-                           c10::IntArrayRef stride, c10::IntArrayRef padding, at::Tensor& out) {
-  return IntoOut(MaxUnpool3d(self, indices, output_size, stride, padding), out);
 }
 
 // ---- shared by the losses
@@ -150,18 +142,6 @@ at::Tensor MultiMarginLossBackward(const at::Tensor& grad_output, const at::Tens
   return grad.reshape(self.sizes());
 }
 
-at::Tensor& MultiMarginLossOut(const at::Tensor& self, const at::Tensor& target, const at::Scalar& p,
-                               const at::Scalar& margin, const c10::optional<at::Tensor>& weight, int64_t reduction,
-                               at::Tensor& out) {
-  return IntoOut(MultiMarginLoss(self, target, p, margin, weight, reduction), out);
-}
-at::Tensor& MultiMarginLossBackwardOut(const at::Tensor& grad_output, const at::Tensor& self,
-                                       const at::Tensor& target, const at::Scalar& p, const at::Scalar& margin,
-                                       const c10::optional<at::Tensor>& weight, int64_t reduction,
-                                       at::Tensor& grad_input) {
-  return IntoOut(MultiMarginLossBackward(grad_output, self, target, p, margin, weight, reduction), grad_input);
-}
-
 // ---- multilabel_margin_loss
 
 struct MultiLabel {
@@ -212,35 +192,21 @@ at::Tensor MultiLabelMarginLossBackward(const at::Tensor& grad_output, const at:
   return grad.reshape(self.sizes());
 }
 
-std::tuple<at::Tensor&, at::Tensor&> MultiLabelMarginLossOut(const at::Tensor& self, const at::Tensor& target,
-                                                             int64_t reduction, at::Tensor& output,
-                                                             at::Tensor& is_target) {
-  auto [loss, is_t] = MultiLabelMarginLoss(self, target, reduction);
-  IntoOut(loss, output);
-  IntoOut(is_t, is_target);
-  return {output, is_target};
-}
-at::Tensor& MultiLabelMarginLossBackwardOut(const at::Tensor& grad_output, const at::Tensor& self,
-                                            const at::Tensor& target, int64_t reduction, const at::Tensor& is_target,
-                                            at::Tensor& grad_input) {
-  return IntoOut(MultiLabelMarginLossBackward(grad_output, self, target, reduction, is_target), grad_input);
-}
-
 }  // namespace
 
 void RegisterUnpoolMargin() {
   Impl("max_unpool2d", MaxUnpool2d);
-  Impl("max_unpool2d.out", MaxUnpool2dOut);
+  Impl("max_unpool2d.out", OutOf<MaxUnpool2d>);
   Impl("max_unpool3d", MaxUnpool3d);
-  Impl("max_unpool3d.out", MaxUnpool3dOut);
+  Impl("max_unpool3d.out", OutOf<MaxUnpool3d>);
   Impl("multi_margin_loss", MultiMarginLoss);
-  Impl("multi_margin_loss.out", MultiMarginLossOut);
+  Impl("multi_margin_loss.out", OutOf<MultiMarginLoss>);
   Impl("multi_margin_loss_backward", MultiMarginLossBackward);
-  Impl("multi_margin_loss_backward.grad_input", MultiMarginLossBackwardOut);
+  Impl("multi_margin_loss_backward.grad_input", OutOf<MultiMarginLossBackward>);
   Impl("multilabel_margin_loss_forward", MultiLabelMarginLoss);
-  Impl("multilabel_margin_loss_forward.output", MultiLabelMarginLossOut);
+  Impl("multilabel_margin_loss_forward.output", OutOf<MultiLabelMarginLoss>);
   Impl("multilabel_margin_loss_backward", MultiLabelMarginLossBackward);
-  Impl("multilabel_margin_loss_backward.grad_input", MultiLabelMarginLossBackwardOut);
+  Impl("multilabel_margin_loss_backward.grad_input", OutOf<MultiLabelMarginLossBackward>);
 }
 
 }  // namespace torchtpu::aten

@@ -58,37 +58,13 @@ at::Tensor UpsampleBilinear2dBackward(const at::Tensor& grad_output, c10::IntArr
       .In(grad_output).Run1();
 }
 
-at::Tensor& UpsampleNearest2dOut(const at::Tensor& self, c10::IntArrayRef output_size, std::optional<double> scales_h,
-                                 std::optional<double> scales_w, at::Tensor& out) {
-  return IntoOut(UpsampleNearest2d(self, output_size, scales_h, scales_w), out);
-}
-
-at::Tensor& UpsampleNearest2dBackwardOut(const at::Tensor& grad_output, c10::IntArrayRef output_size,
-                                         c10::IntArrayRef input_size, std::optional<double> scales_h,
-                                         std::optional<double> scales_w, at::Tensor& grad_input) {
-  return IntoOut(UpsampleNearest2dBackward(grad_output, output_size, input_size, scales_h, scales_w), grad_input);
-}
-
-at::Tensor& UpsampleBilinear2dOut(const at::Tensor& self, c10::IntArrayRef output_size, bool align_corners,
-                                  std::optional<double> scales_h, std::optional<double> scales_w, at::Tensor& out) {
-  return IntoOut(UpsampleBilinear2d(self, output_size, align_corners, scales_h, scales_w), out);
-}
-
-at::Tensor& UpsampleBilinear2dBackwardOut(const at::Tensor& grad_output, c10::IntArrayRef output_size,
-                                          c10::IntArrayRef input_size, bool align_corners,
-                                          std::optional<double> scales_h, std::optional<double> scales_w,
-                                          at::Tensor& grad_input) {
-  return IntoOut(UpsampleBilinear2dBackward(grad_output, output_size, input_size, align_corners, scales_h, scales_w),
-                 grad_input);
-}
-
 }  // namespace
 
 void RegisterUpsample() {
-  Impl("upsample_nearest2d.out", UpsampleNearest2dOut);
-  Impl("upsample_nearest2d_backward.grad_input", UpsampleNearest2dBackwardOut);
-  Impl("upsample_bilinear2d.out", UpsampleBilinear2dOut);
-  Impl("upsample_bilinear2d_backward.grad_input", UpsampleBilinear2dBackwardOut);
+  Impl("upsample_nearest2d.out", OutOf<UpsampleNearest2d>);
+  Impl("upsample_nearest2d_backward.grad_input", OutOf<UpsampleNearest2dBackward>);
+  Impl("upsample_bilinear2d.out", OutOf<UpsampleBilinear2d>);
+  Impl("upsample_bilinear2d_backward.grad_input", OutOf<UpsampleBilinear2dBackward>);
   Impl("upsample_nearest2d", UpsampleNearest2d);
   Impl("upsample_nearest2d_backward", UpsampleNearest2dBackward);
   Impl("upsample_bilinear2d", UpsampleBilinear2d);

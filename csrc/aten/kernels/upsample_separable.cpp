@@ -357,68 +357,58 @@ at::Tensor Trilinear3dBackward(const at::Tensor& grad, c10::IntArrayRef output_s
   return UpsampleBackward(grad, Mode::kLinear, output_size, input_size, ac, {sd, sh, sw});
 }
 
-// ---- out= variants: the functional result copied into `out`.
-
-template <auto kFn, typename... Args>
-at::Tensor& Out(Args... args, at::Tensor& out) {
-  return IntoOut(kFn(args...), out);
-}
-
-using IA = c10::IntArrayRef;
-using OD = std::optional<double>;
-
 }  // namespace
 
 void RegisterUpsampleSeparable() {
   Impl("upsample_nearest1d", Nearest1d<Mode::kNearest>);
-  Impl("upsample_nearest1d.out", Out<Nearest1d<Mode::kNearest>, const at::Tensor&, IA, OD>);
+  Impl("upsample_nearest1d.out", OutOf<Nearest1d<Mode::kNearest>>);
   Impl("upsample_nearest1d_backward", Nearest1dBackward<Mode::kNearest>);
   Impl("upsample_nearest1d_backward.grad_input",
-       Out<Nearest1dBackward<Mode::kNearest>, const at::Tensor&, IA, IA, OD>);
+       OutOf<Nearest1dBackward<Mode::kNearest>>);
   Impl("_upsample_nearest_exact1d", Nearest1d<Mode::kNearestExact>);
-  Impl("_upsample_nearest_exact1d.out", Out<Nearest1d<Mode::kNearestExact>, const at::Tensor&, IA, OD>);
+  Impl("_upsample_nearest_exact1d.out", OutOf<Nearest1d<Mode::kNearestExact>>);
   Impl("_upsample_nearest_exact1d_backward", Nearest1dBackward<Mode::kNearestExact>);
   Impl("_upsample_nearest_exact1d_backward.grad_input",
-       Out<Nearest1dBackward<Mode::kNearestExact>, const at::Tensor&, IA, IA, OD>);
+       OutOf<Nearest1dBackward<Mode::kNearestExact>>);
   Impl("_upsample_nearest_exact2d", Nearest2d<Mode::kNearestExact>);
-  Impl("_upsample_nearest_exact2d.out", Out<Nearest2d<Mode::kNearestExact>, const at::Tensor&, IA, OD, OD>);
+  Impl("_upsample_nearest_exact2d.out", OutOf<Nearest2d<Mode::kNearestExact>>);
   Impl("_upsample_nearest_exact2d_backward", Nearest2dBackward<Mode::kNearestExact>);
   Impl("_upsample_nearest_exact2d_backward.grad_input",
-       Out<Nearest2dBackward<Mode::kNearestExact>, const at::Tensor&, IA, IA, OD, OD>);
+       OutOf<Nearest2dBackward<Mode::kNearestExact>>);
   Impl("upsample_nearest3d", Nearest3d<Mode::kNearest>);
-  Impl("upsample_nearest3d.out", Out<Nearest3d<Mode::kNearest>, const at::Tensor&, IA, OD, OD, OD>);
+  Impl("upsample_nearest3d.out", OutOf<Nearest3d<Mode::kNearest>>);
   Impl("upsample_nearest3d_backward", Nearest3dBackward<Mode::kNearest>);
   Impl("upsample_nearest3d_backward.grad_input",
-       Out<Nearest3dBackward<Mode::kNearest>, const at::Tensor&, IA, IA, OD, OD, OD>);
+       OutOf<Nearest3dBackward<Mode::kNearest>>);
   Impl("_upsample_nearest_exact3d", Nearest3d<Mode::kNearestExact>);
-  Impl("_upsample_nearest_exact3d.out", Out<Nearest3d<Mode::kNearestExact>, const at::Tensor&, IA, OD, OD, OD>);
+  Impl("_upsample_nearest_exact3d.out", OutOf<Nearest3d<Mode::kNearestExact>>);
   Impl("_upsample_nearest_exact3d_backward", Nearest3dBackward<Mode::kNearestExact>);
   Impl("_upsample_nearest_exact3d_backward.grad_input",
-       Out<Nearest3dBackward<Mode::kNearestExact>, const at::Tensor&, IA, IA, OD, OD, OD>);
+       OutOf<Nearest3dBackward<Mode::kNearestExact>>);
   Impl("upsample_linear1d", Linear1d);
-  Impl("upsample_linear1d.out", Out<Linear1d, const at::Tensor&, IA, bool, OD>);
+  Impl("upsample_linear1d.out", OutOf<Linear1d>);
   Impl("upsample_linear1d_backward", Linear1dBackward);
-  Impl("upsample_linear1d_backward.grad_input", Out<Linear1dBackward, const at::Tensor&, IA, IA, bool, OD>);
+  Impl("upsample_linear1d_backward.grad_input", OutOf<Linear1dBackward>);
   Impl("upsample_trilinear3d", Trilinear3d);
-  Impl("upsample_trilinear3d.out", Out<Trilinear3d, const at::Tensor&, IA, bool, OD, OD, OD>);
+  Impl("upsample_trilinear3d.out", OutOf<Trilinear3d>);
   Impl("upsample_trilinear3d_backward", Trilinear3dBackward);
   Impl("upsample_trilinear3d_backward.grad_input",
-       Out<Trilinear3dBackward, const at::Tensor&, IA, IA, bool, OD, OD, OD>);
+       OutOf<Trilinear3dBackward>);
   Impl("upsample_bicubic2d", Weighted2d<Mode::kCubic>);
-  Impl("upsample_bicubic2d.out", Out<Weighted2d<Mode::kCubic>, const at::Tensor&, IA, bool, OD, OD>);
+  Impl("upsample_bicubic2d.out", OutOf<Weighted2d<Mode::kCubic>>);
   Impl("upsample_bicubic2d_backward", Weighted2dBackward<Mode::kCubic>);
   Impl("upsample_bicubic2d_backward.grad_input",
-       Out<Weighted2dBackward<Mode::kCubic>, const at::Tensor&, IA, IA, bool, OD, OD>);
+       OutOf<Weighted2dBackward<Mode::kCubic>>);
   Impl("_upsample_bilinear2d_aa", Weighted2d<Mode::kLinearAA>);
-  Impl("_upsample_bilinear2d_aa.out", Out<Weighted2d<Mode::kLinearAA>, const at::Tensor&, IA, bool, OD, OD>);
+  Impl("_upsample_bilinear2d_aa.out", OutOf<Weighted2d<Mode::kLinearAA>>);
   Impl("_upsample_bilinear2d_aa_backward", Weighted2dBackward<Mode::kLinearAA>);
   Impl("_upsample_bilinear2d_aa_backward.grad_input",
-       Out<Weighted2dBackward<Mode::kLinearAA>, const at::Tensor&, IA, IA, bool, OD, OD>);
+       OutOf<Weighted2dBackward<Mode::kLinearAA>>);
   Impl("_upsample_bicubic2d_aa", Weighted2d<Mode::kCubicAA>);
-  Impl("_upsample_bicubic2d_aa.out", Out<Weighted2d<Mode::kCubicAA>, const at::Tensor&, IA, bool, OD, OD>);
+  Impl("_upsample_bicubic2d_aa.out", OutOf<Weighted2d<Mode::kCubicAA>>);
   Impl("_upsample_bicubic2d_aa_backward", Weighted2dBackward<Mode::kCubicAA>);
   Impl("_upsample_bicubic2d_aa_backward.grad_input",
-       Out<Weighted2dBackward<Mode::kCubicAA>, const at::Tensor&, IA, IA, bool, OD, OD>);
+       OutOf<Weighted2dBackward<Mode::kCubicAA>>);
 }
 
 }  // namespace torchtpu::aten
