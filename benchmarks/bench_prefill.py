@@ -21,7 +21,9 @@ round (A, B, C, A, B, C, ...) with an untimed `--gap` before each, after
 median step, tokens/s, achieved FLOP/s (the model's matmul FLOPs, attention's
 full T x T included, per llama_model.forward_flops), each as a ratio to CPU
 eager and to JAX, and the largest difference of its logits from CPU eager's
-(relative to their largest magnitude: a check that each computes the model).
+(relative to their largest magnitude: a check that each computes the model),
+and the process CPU time per step (every thread's) with JAX's over it: the
+work done, a steadier comparison than wall time on a loaded shared machine.
 `--peak-tflops P` adds MFU = achieved / P.
 
     .venv/bin/python benchmarks/bench_prefill.py                       # small: 4 layers, width 512
@@ -75,6 +77,7 @@ class Contender:
     note: str = ""
     error: str | None = None
     times: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)  # process CPU seconds (all threads) per step
     first: float | None = None
     out: torch.Tensor | None = None
 
@@ -164,9 +167,9 @@ def run_rounds(contenders, idx, steps, warmup, gap):
             try:
                 if gap:
                     time.sleep(gap)
-                start = time.perf_counter()
+                start, cpu_start = time.perf_counter(), time.process_time()
                 res = c.step(idx)
-                elapsed = time.perf_counter() - start
+                elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
             except Exception as e:  # noqa: BLE001
                 c.error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
                 traceback.print_exc(limit=3)
@@ -176,22 +179,26 @@ def run_rounds(contenders, idx, steps, warmup, gap):
                 c.out = to_torch(res)
             if r >= warmup:
                 c.times.append(elapsed)
+                c.cpu.append(cpu)
 
 
 def report(contenders, tokens, flops, peak_tflops):
     med = {c.key: statistics.median(c.times) for c in contenders if c.times and not c.error}
     base_cpu, base_jax = med.get("cpu"), med.get("jax")
+    # Process CPU time (every thread's) per step: the work done, which a
+    # shared machine's load inflates far less than the wall time.
+    work = {c.key: statistics.median(c.cpu) for c in contenders if c.cpu and not c.error}
     ref = next((c.out for c in contenders if c.key == "cpu" and c.out is not None), None)
     mfu_col = " MFU |" if peak_tflops else ""
-    print(f"| contender | median | tokens/s | GFLOP/s |{mfu_col} vs CPU eager | vs JAX jit | first step "
+    print(f"| contender | median | tokens/s | GFLOP/s |{mfu_col} vs CPU eager | vs JAX jit | CPU time | CPU vs JAX | first step "
           f"| logits vs CPU eager | notes |")
-    print("|---|---|---|---|" + ("---|" if peak_tflops else "") + "---|---|---|---|---|")
+    print("|---|---|---|---|" + ("---|" if peak_tflops else "") + "---|---|---|---|---|---|---|")
     for c in contenders:
         if c.error:
-            print(f"| {c.label} | failed: {c.error} |" + " |" * (8 if peak_tflops else 7))
+            print(f"| {c.label} | failed: {c.error} |" + " |" * (10 if peak_tflops else 9))
             continue
         if c.key not in med:
-            print(f"| {c.label} | {c.note} |" + " |" * (8 if peak_tflops else 7))
+            print(f"| {c.label} | {c.note} |" + " |" * (10 if peak_tflops else 9))
             continue
         m = med[c.key]
         diff = "-"
@@ -200,8 +207,10 @@ def report(contenders, tokens, flops, peak_tflops):
         mfu = f" {flops / m / (peak_tflops * 1e12) * 100:.1f}% |" if peak_tflops else ""
         r_cpu = f"{base_cpu / m:.2f}x" if base_cpu else "-"
         r_jax = f"{base_jax / m:.2f}x" if base_jax else "-"
+        w = work[c.key]
+        w_jax = f"{work['jax'] / w:.2f}x" if "jax" in work else "-"
         print(f"| {c.label} | {m * 1e3:.1f} ms | {tokens / m:,.0f} | {flops / m / 1e9:.1f} |{mfu} {r_cpu} | "
-              f"{r_jax} | {c.first:.2f} s | {diff} | {c.note if c.key in ('jax',) else ''} |")
+              f"{r_jax} | {w * 1e3:.0f} ms | {w_jax} | {c.first:.2f} s | {diff} | {c.note if c.key in ('jax',) else ''} |")
 
 
 def main():

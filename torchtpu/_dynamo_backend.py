@@ -96,10 +96,11 @@ def _decompositions() -> dict:
     # PyTorch's own decompositions for the few ops AOTAutograd emits that
     # have no tpu kernel of their own but decompose into ones that do.
     from torch._decomp import get_decompositions
+    from ._compile_decompositions import decompositions
     aten = torch.ops.aten
-    return get_decompositions([
+    return {**get_decompositions([
         aten._native_batch_norm_legit_functional,
-    ])
+    ]), **decompositions()}
 
 
 def tpu_backend(gm: torch.fx.GraphModule, example_inputs, **kwargs):
