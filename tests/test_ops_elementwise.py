@@ -631,3 +631,27 @@ def test_math_constants_exact_enough():
                                atol=1e-6, rtol=1e-6)
     torch.testing.assert_close(torch.exp(torch.tensor([0.0, 1.0], device=DEVICE)).cpu(),
                                torch.tensor([1.0, math.e]))
+
+
+# x ** c for the exponents the CPU's pow kernel special-cases (x * x, sqrt,
+# reciprocal) and a neighbour that stays a power (3): the device computes them
+# with the same arithmetic, so the results are equal bit for bit, -0 and the
+# infinities included (NaN signs aside). -0.5 is left out: the CPU computes
+# 1 / sqrt(x), which XLA rewrites into its rsqrt (an ulp off; and -inf ** -0.5
+# is NaN on the CPU, 0 as a power); the OpInfo tolerances cover it.
+POW_SPECIAL = [-0.0, 0.0, -float("inf"), float("inf"), -2.0, 3.0, float("nan"), 1e-3, 7.5, -0.75, 1e4]
+
+
+@pytest.mark.parametrize("exponent", [2, 2.0, 0.5, -1, -1.0, 3])
+@pytest.mark.parametrize("dtype", [torch.float16, BF16, F32, torch.float64], ids=dtype_id)
+@pytest.mark.parametrize("layout", ["contiguous", "noncontiguous"])
+def test_pow_constant_exponents_bitwise(exponent, dtype, layout):
+    x = torch.tensor(POW_SPECIAL * 2, dtype=dtype).reshape(2, -1)
+    x = x.t().contiguous().t() if layout == "noncontiguous" else x
+    expected = x.pow(exponent)
+    for actual in (x.to(DEVICE).pow(exponent), x.to(DEVICE).pow_(exponent), x.to(DEVICE) ** exponent):
+        actual = actual.cpu()
+        nan = expected.isnan()
+        assert torch.equal(nan, actual.isnan()), (expected, actual)
+        assert torch.equal(expected[~nan], actual[~nan]), (expected, actual)
+        assert torch.equal(expected[~nan].signbit(), actual[~nan].signbit()), (expected, actual)

@@ -249,8 +249,28 @@ void BoxedElementwise(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     compute = c10::kChar;
   }
 
+  // x ** c for the constant exponents PyTorch's CPU pow kernel answers
+  // without std::pow (PowKernel.cpp): base * base for 2; sqrt and reciprocal
+  // for 0.5 and -1 (float16 keeps std::pow for 0.5). The same arithmetic gives
+  // the same rounding and the same -0 and -inf answers, and XLA's general
+  // power with a runtime exponent costs a pow per element (RMSNorm's x.pow(2)
+  // in every layer). -0.5 (the CPU's 1 / sqrt) stays a power: XLA rewrites
+  // 1 / sqrt(x) into its rsqrt, which is not correctly rounded.
+  std::string lowered = base;
+  if (base == "pow" && at::isFloatingType(compute) && operands.size() == 2 && operands[0].tensor.defined() &&
+      !operands[1].tensor.defined() && !operands[1].scalar.isComplex() && !operands[1].scalar.isBoolean()) {
+    const double e = operands[1].scalar.toDouble();
+    if (e == 2.0) {
+      lowered = "mul";
+      operands[1] = operands[0];
+    } else if (e == -1.0 || (e == 0.5 && compute != c10::kHalf)) {
+      lowered = e == 0.5 ? "sqrt" : "reciprocal";
+      operands.resize(1);
+    }
+  }
+
   // --- the call
-  OpCall call("ew." + base);
+  OpCall call("ew." + lowered);
   call.Attr(static_cast<int64_t>(ToHlo(compute))).Attr(static_cast<int64_t>(ToHlo(result)));
   if (base == "div") call.Attr(rounding_mode);
   if (base == "round") call.Attr(decimals);
