@@ -243,3 +243,35 @@ def test_complex_parts_errors():
     with pytest.raises(TypeError, match="ComplexHalf is not supported"):
         torch.empty(2, dtype=torch.complex32, device=DEVICE)
 
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_matmul(dtype):
+    # One stablehlo.dot_general over complex elements: the products and sums
+    # of a 16-term dot, each a few float ulp from the CPU's (BLAS cgemm/zgemm
+    # may order the sum differently): the part tolerance scaled by the
+    # magnitude of the sums (atol 10x).
+    rtol, atol = tol(dtype)
+    t = (rtol, atol * 10)
+    a, b = cmake((5, 16), dtype, seed=30), cmake((16, 7), dtype, seed=31)
+    compare(torch.mm, a, b, dtype_tol=t)
+    compare(torch.mm, NonContig(a), b, dtype_tol=t)
+    compare(lambda x, y: x @ y, a, b, dtype_tol=t)
+    ba, bb = cmake((3, 4, 16), dtype, seed=32), cmake((3, 16, 2), dtype, seed=33)
+    compare(torch.bmm, ba, bb, dtype_tol=t)
+    compare(torch.matmul, NonContig(ba), bb, dtype_tol=t)
+    compare(lambda x, y: torch.mm(x.conj(), y), a, b, dtype_tol=t)
+    compare(torch.mv, a, cmake((16,), dtype, seed=34), dtype_tol=t)
+    compare(torch.dot, cmake((16,), dtype, seed=35), cmake((16,), dtype, seed=36), dtype_tol=t)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_reductions(dtype):
+    # Sums of up to 42 terms in XLA's tree order vs the CPU's: part
+    # tolerance, atol 10x for the larger magnitudes.
+    rtol, atol = tol(dtype)
+    t = (rtol, atol * 10)
+    x = cmake((6, 7), dtype, seed=37)
+    for fn in (lambda u: u.sum(), lambda u: u.sum(1), lambda u: u.sum(0, keepdim=True), lambda u: u.mean(),
+               lambda u: u.mean(1), lambda u: u.prod(1), lambda u: u.prod()):
+        compare(fn, x, dtype_tol=t)
+        compare(fn, NonContig(x), dtype_tol=t)

@@ -40,6 +40,8 @@ const std::unordered_set<std::string_view>& ComplexNative() {
       "neg", "neg_", "exp", "exp_", "log", "log_", "sqrt", "sqrt_", "rsqrt", "rsqrt_",
       "sin", "sin_", "cos", "cos_", "tanh", "tanh_", "abs", "abs.out",
       "eq", "ne", "where",
+      // linalg.cpp / reduce.cpp: dot_general and reduce take complex elements
+      "mm", "bmm", "mv", "dot", "sum", "mean", "prod",
       // data movement
       "cat", "fill_", "zero_", "_local_scalar_dense",
   };
