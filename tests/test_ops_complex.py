@@ -202,10 +202,24 @@ def test_unary(dtype, op):
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
-def test_abs_is_real_and_angle_free_ops(dtype):
+def test_abs_and_angle_are_real(dtype):
     x = cmake((5, 5), dtype, seed=22)
-    out = torch.abs(x.to(DEVICE))
-    assert out.dtype == PART[dtype]
+    x[0, :3] = torch.tensor([0, -1, 1j])  # on the axes: atan2's exact cases
+    assert torch.abs(x.to(DEVICE)).dtype == PART[dtype]
+    compare(torch.angle, x, dtype_tol=tol(dtype))
+    compare(torch.angle, NonContig(x), dtype_tol=tol(dtype))
+    compare(lambda t: torch.angle(t, out=torch.empty(0, dtype=PART[dtype], device=t.device)), x,
+            dtype_tol=tol(dtype))
+
+
+@pytest.mark.parametrize("src", [torch.float32, torch.float64, torch.bfloat16, torch.int64, torch.bool])
+def test_angle_of_real(src):
+    # pi for negative values, 0 otherwise, NaN kept; integers give float32.
+    x = make((40,), src, seed=23)
+    if src.is_floating_point:
+        x[:3] = torch.tensor([float("nan"), -0.0, float("-inf")])
+    compare(torch.angle, x)
+    compare(torch.angle, NonContig(x))
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)

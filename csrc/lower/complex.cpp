@@ -41,9 +41,18 @@ REGISTER_LOWERING("complex.abs", [](Builder& b, const graph::Node&, const Values
   return Values{b.Op("stablehlo.abs", {x}, {hlo::TensorType{hlo::ComplexPart(x.dtype()), x.shape()}})[0]};
 });
 
-// angle(x) = atan2(im, re). inputs: x (complex). result: real.
-REGISTER_LOWERING("complex.angle", [](Builder& b, const graph::Node&, const Values& in) {
-  return Values{b.Binary("atan2", b.Imag(in[0]), b.Real(in[0]))};
+// angle(x): atan2(im, re) of a complex x; of a real x, as PyTorch defines
+// it: pi for x < 0, 0 otherwise, NaN kept. attrs: 0 result dtype (the part
+// type; the default float for integers). inputs: x.
+REGISTER_LOWERING("complex.angle", [](Builder& b, const graph::Node& n, const Values& in) {
+  const DType result = static_cast<DType>(n.IntAttr(0));
+  if (hlo::IsComplex(in[0].dtype())) {
+    return Values{b.Convert(b.Binary("atan2", b.Imag(in[0]), b.Real(in[0])), result)};
+  }
+  Value x = b.Convert(in[0], result);
+  Value negative = b.Cmp(x, Splat(b, 0, x), hlo::Compare::kLT);
+  Value angle = b.Select(negative, Splat(b, 3.14159265358979323846, x), Splat(b, 0, x));
+  return Values{b.Select(IsNan(b, x), x, angle)};
 });
 
 // real / imag parts as fresh values (not views). attrs: 0 which (0 real, 1 imag).

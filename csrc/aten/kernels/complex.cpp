@@ -1,5 +1,5 @@
 // Complex-specific kernels: the dtype-changing views (view_as_real,
-// view_as_complex, which real/imag build on), torch.complex, torch.polar,
+// view_as_complex, which real/imag build on), torch.complex, torch.polar, angle,
 // and the physical conjugate that resolves PyTorch's lazy conj bit.
 //
 // A complex tensor's storage is a C64/C128 device buffer, the same bytes as
@@ -83,9 +83,31 @@ at::Tensor& ConjPhysicalInplace(at::Tensor& self) {
   return self;
 }
 
+// angle: of a complex tensor its argument (the part dtype); of a real one
+// pi or 0 (integers and bool give the default float, as on the CPU).
+c10::ScalarType AngleType(const at::Tensor& self) {
+  const c10::ScalarType t = self.scalar_type();
+  if (self.is_complex()) return c10::toRealValueType(t);
+  return at::isIntegralType(t, /*includeBool=*/true) ? c10::get_default_dtype_as_scalartype() : t;
+}
+
+at::Tensor Angle(const at::Tensor& self) {
+  return OpCall("complex.angle").Attr(static_cast<int64_t>(ToHlo(AngleType(self)))).In(self).Run1();
+}
+
+at::Tensor& AngleOut(const at::Tensor& self, at::Tensor& out) {
+  TORCH_CHECK(c10::canCast(AngleType(self), out.scalar_type()), "result type ", AngleType(self),
+              " can't be cast to the desired output type ", out.scalar_type());
+  at::native::resize_output(out, self.sizes());
+  OpCall("complex.angle").Attr(static_cast<int64_t>(ToHlo(AngleType(self)))).In(self).RunInto({out});
+  return out;
+}
+
 }  // namespace
 
 void RegisterComplex() {
+  Impl("angle", Angle);
+  Impl("angle.out", AngleOut);
   Impl("complex", Complex);
   Impl("complex.out", ComplexOut);
   Impl("polar", Polar);

@@ -33,7 +33,7 @@ const std::unordered_set<std::string_view>& UnsignedNative() {
 const std::unordered_set<std::string_view>& ComplexNative() {
   static const std::unordered_set<std::string_view> ops = {
       // complex.cpp
-      "complex", "polar", "_conj_physical", "conj_physical", "conj_physical_",
+      "complex", "polar", "angle", "_conj_physical", "conj_physical", "conj_physical_",
       // elementwise.cpp: StableHLO's ops take complex operands directly
       // (floor/trunc division, ordering and in-place abs are refused by the CPU).
       "add", "add_", "sub", "sub_", "mul", "mul_", "div.Tensor", "div.out", "div_.Tensor",
