@@ -248,7 +248,8 @@ Value Builder::Cmp(Value a, Value b, Compare direction) {
   std::string attr = std::string("{comparison_direction = #stablehlo<comparison_direction ") +
                      CompareName(direction) + ">";
   // Total order is not wanted: PyTorch compares NaN as IEEE does.
-  if (IsFloat(a.dtype())) attr += ", compare_type = #stablehlo<comparison_type FLOAT>";
+  // Complex compares (EQ/NE only, as PyTorch) are FLOAT on both parts.
+  if (IsFloat(a.dtype()) || IsComplex(a.dtype())) attr += ", compare_type = #stablehlo<comparison_type FLOAT>";
   else if (IsUnsignedInt(a.dtype())) attr += ", compare_type = #stablehlo<comparison_type UNSIGNED>";
   else attr += ", compare_type = #stablehlo<comparison_type SIGNED>";
   attr += "}";
@@ -267,8 +268,50 @@ Value Builder::Clamp(Value lo, Value x, Value hi) {
   return Op("stablehlo.clamp", {lo, x, hi}, {x.type})[0];
 }
 
+Value Builder::Real(Value x) {
+  if (!IsComplex(x.dtype())) return x;
+  return Op("stablehlo.real", {x}, {TensorType{ComplexPart(x.dtype()), x.shape()}})[0];
+}
+
+Value Builder::Imag(Value x) {
+  if (!IsComplex(x.dtype())) return Constant(Literal::Float(0.0), x.dtype(), x.shape());
+  return Op("stablehlo.imag", {x}, {TensorType{ComplexPart(x.dtype()), x.shape()}})[0];
+}
+
+Value Builder::MakeComplex(Value re, Value im) {
+  Check(re.type == im.type && (re.dtype() == DType::kF32 || re.dtype() == DType::kF64),
+        "hlo: complex parts must be equal f32 or f64 types");
+  return Op("stablehlo.complex", {re, im}, {TensorType{ComplexOf(re.dtype()), re.shape()}})[0];
+}
+
 Value Builder::Convert(Value x, DType to) {
   if (x.dtype() == to) return x;
+  // Complex casts as PyTorch's: complex -> real keeps the real part,
+  // real -> complex has a zero imaginary part, c64 <-> c128 converts parts.
+  if (IsComplex(x.dtype())) {
+    if (IsComplex(to)) {
+      return MakeComplex(Convert(Real(x), ComplexPart(to)), Convert(Imag(x), ComplexPart(to)));
+    }
+    return Convert(Real(x), to);
+  }
+  if (IsComplex(to)) {
+    Value re = Convert(x, ComplexPart(to));
+    return MakeComplex(re, Constant(Literal::Float(0.0), re.dtype(), re.shape()));
+  }
+  // Floats to uint16/32 go through i64, so negative values wrap as C casts
+  // do on x86 (-1.0 -> 65535), where XLA would saturate to 0. uint64: the
+  // negative ones through i64 (then the same bits), the rest directly, so
+  // values in [2^63, 2^64) keep their magnitude. Values outside the integer's
+  // range are undefined in C and not matched.
+  if (IsFloat(x.dtype()) && (to == DType::kU16 || to == DType::kU32)) {
+    return Convert(Convert(x, DType::kI64), to);
+  }
+  if (IsFloat(x.dtype()) && to == DType::kU64) {
+    Value wrapped = BitcastConvert(Convert(x, DType::kI64), DType::kU64);
+    Value direct = Op("stablehlo.convert", {x}, {TensorType{to, x.shape()}})[0];
+    Value negative = Cmp(x, Constant(Literal::Float(0.0), x.dtype(), x.shape()), Compare::kLT);
+    return Select(negative, wrapped, direct);
+  }
   // FP8 converts as PyTorch's do: through f32 both ways (f64 rounds to f32
   // first, integers become f32), and e4m3fn, which has no infinity,
   // saturates to +-448 where XLA would give NaN; NaN stays NaN (clamp keeps it).

@@ -80,6 +80,11 @@ class Builder {
   Value Clamp(Value lo, Value x, Value hi);
   Value Convert(Value x, DType to);
   Value BitcastConvert(Value x, DType to);  // same element size only
+  // Complex parts and assembly (stablehlo.real / imag / complex); Real and
+  // Imag of a real value are the value and zeros.
+  Value Real(Value x);
+  Value Imag(Value x);
+  Value MakeComplex(Value re, Value im);
 
   // --- shape
   Value BroadcastInDim(Value x, const Shape& shape, const std::vector<int64_t>& dims);

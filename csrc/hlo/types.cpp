@@ -23,6 +23,9 @@ const char* DTypeName(DType dtype) {
     case DType::kU64: return "ui64";
     case DType::kF8E4M3FN: return "f8E4M3FN";
     case DType::kF8E5M2: return "f8E5M2";
+    case DType::kU16: return "ui16";
+    case DType::kC64: return "complex<f32>";
+    case DType::kC128: return "complex<f64>";
   }
   return "?";
 }
@@ -30,9 +33,10 @@ const char* DTypeName(DType dtype) {
 size_t DTypeSize(DType dtype) {
   switch (dtype) {
     case DType::kBool: case DType::kU8: case DType::kI8: case DType::kF8E4M3FN: case DType::kF8E5M2: return 1;
-    case DType::kI16: case DType::kF16: case DType::kBF16: return 2;
+    case DType::kI16: case DType::kF16: case DType::kBF16: case DType::kU16: return 2;
     case DType::kI32: case DType::kF32: case DType::kU32: return 4;
-    case DType::kI64: case DType::kF64: case DType::kU64: return 8;
+    case DType::kI64: case DType::kF64: case DType::kU64: case DType::kC64: return 8;
+    case DType::kC128: return 16;
   }
   return 0;
 }
@@ -45,8 +49,13 @@ bool IsSignedInt(DType d) {
   return d == DType::kI8 || d == DType::kI16 || d == DType::kI32 || d == DType::kI64;
 }
 bool IsUnsignedInt(DType d) {
-  return d == DType::kBool || d == DType::kU8 || d == DType::kU32 || d == DType::kU64;
+  return d == DType::kBool || d == DType::kU8 || d == DType::kU16 || d == DType::kU32 || d == DType::kU64;
 }
+bool IsComplex(DType d) { return d == DType::kC64 || d == DType::kC128; }
+DType ComplexPart(DType d) {
+  return d == DType::kC64 ? DType::kF32 : d == DType::kC128 ? DType::kF64 : d;
+}
+DType ComplexOf(DType part) { return part == DType::kF64 ? DType::kC128 : DType::kC64; }
 
 int64_t NumElements(const Shape& shape) {
   int64_t n = 1;
@@ -85,7 +94,7 @@ std::optional<TensorType> ParseTensorType(const std::string& text) {
     pos = x + 1;
   }
   const std::string element = body.substr(pos);
-  for (int d = 0; d <= static_cast<int>(DType::kF8E5M2); ++d) {
+  for (int d = 0; d <= static_cast<int>(kLastDType); ++d) {
     if (element == DTypeName(static_cast<DType>(d))) {
       t.dtype = static_cast<DType>(d);
       return t;
@@ -130,6 +139,8 @@ int64_t WrapInt(int64_t v, DType dtype) {
     case DType::kI8: return static_cast<int8_t>(v);
     case DType::kI16: return static_cast<int16_t>(v);
     case DType::kI32: return static_cast<int32_t>(v);
+    case DType::kU16: return static_cast<uint16_t>(v);
+    case DType::kU32: return static_cast<uint32_t>(v);
     default: return v;
   }
 }
@@ -149,6 +160,19 @@ std::string Literal::Spell(DType dtype) const {
     char buf[64];
     std::snprintf(buf, sizeof(buf), "%.17e", v);
     return buf;
+  }
+  if (IsComplex(dtype)) {
+    // A real value as a complex constant: MLIR spells it (re, im).
+    return "(" + Spell(ComplexPart(dtype)) + ", 0.0)";
+  }
+  if (dtype == DType::kU64) {
+    // Unsigned 64-bit values past INT64_MAX must not be spelled negative
+    // (MLIR rejects a negative literal for ui64): wrap as C does, print unsigned.
+    uint64_t v = kind == Kind::kBool ? (b ? 1u : 0u)
+               : kind == Kind::kInt ? static_cast<uint64_t>(i)
+               : kind == Kind::kUInt ? u
+               : f < 0 ? static_cast<uint64_t>(static_cast<int64_t>(f)) : static_cast<uint64_t>(f);
+    return std::to_string(v);
   }
   int64_t v = kind == Kind::kBool ? (b ? 1 : 0)
             : kind == Kind::kInt ? i

@@ -8,12 +8,16 @@
 
 namespace torchtpu::hlo {
 
-// kU32/kU64 exist only inside programs (the random bits and state of
-// stablehlo.rng_bit_generator); no tensor or argument has them.
+// kU16/kU32/kU64 are PyTorch's uint16/uint32/uint64 (and kU32/kU64 also the
+// random bits and state of stablehlo.rng_bit_generator).
+// kC64/kC128 are complex64/complex128 (complex<f32>, complex<f64>): stored as
+// PJRT C64/C128 buffers, interleaved (re, im) pairs as in PyTorch's memory.
 // kF8E4M3FN/kF8E5M2 are PyTorch's float8_e4m3fn/float8_e5m2 (OCP FP8): storage
 // and conversions; arithmetic on them runs in f32 (as PyTorch's CPU does).
 enum class DType : uint8_t { kBool, kU8, kI8, kI16, kI32, kI64, kF16, kBF16, kF32, kF64, kU32, kU64,
-                             kF8E4M3FN, kF8E5M2 };
+                             kF8E4M3FN, kF8E5M2, kU16, kC64, kC128 };
+// The last enumerator, for code that walks or range-checks them.
+constexpr DType kLastDType = DType::kC128;
 
 // MLIR spelling: i1, ui8, i8, ..., bf16, f32.
 const char* DTypeName(DType dtype);
@@ -22,6 +26,12 @@ bool IsFloat(DType dtype);
 bool IsFloat8(DType dtype);
 bool IsSignedInt(DType dtype);
 bool IsUnsignedInt(DType dtype);  // bool counts as unsigned for comparisons
+bool IsComplex(DType dtype);
+// The element type of a complex type's parts (f32 for c64, f64 for c128);
+// `dtype` itself for anything else.
+DType ComplexPart(DType dtype);
+// The complex type whose parts are `part` (c64 for f32 and narrower floats, c128 for f64).
+DType ComplexOf(DType part);
 inline bool IsInteger(DType d) { return IsSignedInt(d) || IsUnsignedInt(d); }
 
 using Shape = std::vector<int64_t>;
@@ -55,6 +65,7 @@ struct Literal {
 
   static Literal Bool(bool v) { Literal l; l.kind = Kind::kBool; l.b = v; return l; }
   static Literal Int(int64_t v) { Literal l; l.kind = Kind::kInt; l.i = v; return l; }
+  static Literal UInt(uint64_t v) { Literal l; l.kind = Kind::kUInt; l.u = v; return l; }
   static Literal Float(double v) { Literal l; l.kind = Kind::kFloat; l.f = v; return l; }
   // The value converted to `dtype` and spelled as an MLIR dense element.
   std::string Spell(DType dtype) const;

@@ -244,6 +244,9 @@ const std::map<std::string, Fn>& Table() {
        }},
       {"signbit", [](Builder& b, const graph::Node&, const Values& v) { return SignBit(b, v[0]); }},
       {"abs", [](Builder& b, const graph::Node&, const Values& v) {
+         if (hlo::IsComplex(v[0].dtype())) {  // |z|: the part type
+           return b.Op("stablehlo.abs", {v[0]}, {hlo::TensorType{hlo::ComplexPart(v[0].dtype()), v[0].shape()}})[0];
+         }
          return v[0].dtype() == DType::kBool ? v[0] : b.Unary("abs", v[0]);
        }},
       {"neg", [](Builder& b, const graph::Node&, const Values& v) { return b.Unary("negate", v[0]); }},

@@ -10,7 +10,8 @@ size_t ElementSize(ElementType type) {
     case ElementType::kS16: case ElementType::kU16:
     case ElementType::kF16: case ElementType::kBF16: return 2;
     case ElementType::kS32: case ElementType::kU32: case ElementType::kF32: return 4;
-    case ElementType::kS64: case ElementType::kU64: case ElementType::kF64: return 8;
+    case ElementType::kS64: case ElementType::kU64: case ElementType::kF64: case ElementType::kC64: return 8;
+    case ElementType::kC128: return 16;
   }
   throw Error(ErrorCode::kInvalidArgument,
               "invalid ElementType " + std::to_string(static_cast<int>(type)));
@@ -33,6 +34,8 @@ const char* ElementName(ElementType type) {
     case ElementType::kF64: return "f64";
     case ElementType::kF8E4M3FN: return "f8e4m3fn";
     case ElementType::kF8E5M2: return "f8e5m2";
+    case ElementType::kC64: return "c64";
+    case ElementType::kC128: return "c128";
   }
   return "invalid";
 }
@@ -56,6 +59,8 @@ PJRT_Buffer_Type ToPjrt(ElementType type) {
     case ElementType::kF64: return PJRT_Buffer_Type_F64;
     case ElementType::kF8E4M3FN: return PJRT_Buffer_Type_F8E4M3FN;
     case ElementType::kF8E5M2: return PJRT_Buffer_Type_F8E5M2;
+    case ElementType::kC64: return PJRT_Buffer_Type_C64;
+    case ElementType::kC128: return PJRT_Buffer_Type_C128;
   }
   // Never hand PJRT_Buffer_Type_INVALID to the plugin: it aborts the process.
   throw Error(ErrorCode::kInvalidArgument,
@@ -79,6 +84,8 @@ ElementType FromPjrt(PJRT_Buffer_Type type) {
     case PJRT_Buffer_Type_F64: return ElementType::kF64;
     case PJRT_Buffer_Type_F8E4M3FN: return ElementType::kF8E4M3FN;
     case PJRT_Buffer_Type_F8E5M2: return ElementType::kF8E5M2;
+    case PJRT_Buffer_Type_C64: return ElementType::kC64;
+    case PJRT_Buffer_Type_C128: return ElementType::kC128;
     default: break;
   }
   throw Error(ErrorCode::kUnimplemented,

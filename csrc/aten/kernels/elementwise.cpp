@@ -162,7 +162,7 @@ void BoxedElementwise(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     if (an == "neginf") { if (!v.isNone()) neginf = v.toDouble(); continue; }
     Operand o;
     if (v.isTensor()) o.tensor = v.toTensor();
-    else if (v.isScalar()) o.scalar = v.toScalar();
+    else if (v.isScalar() || v.isUnsigned()) o.scalar = v.toScalar();  // isScalar() leaves out uint64 values past INT64_MAX
     else if (v.isNone()) o.present = false;
     else TORCH_CHECK(false, "torchtpu: unexpected argument ", an, " of ", schema.name());
     operands.push_back(std::move(o));
@@ -192,6 +192,8 @@ void BoxedElementwise(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     case Promotion::kSame: compute = result = operands[0].ForPromotion().scalar_type(); break;
     default: break;
   }
+  // |z| of a complex z is real (the dtype gate lets only complex-safe ops here).
+  if (base == "abs" && c10::isComplexType(common)) result = c10::toRealValueType(common);
   if (base == "sub") {
     for (const Operand& o : operands) {
       bool is_bool = o.tensor.defined() ? o.tensor.scalar_type() == c10::kBool : o.scalar.isBoolean();

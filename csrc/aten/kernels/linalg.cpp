@@ -56,7 +56,12 @@ void CheckSameDtype(const at::Tensor& a, const at::Tensor& b, const std::string&
   }
 }
 
-OpCall Product(const char* kind, const at::Tensor& a, const at::Tensor& b) {
+// mm, bmm, dot (and addmm, baddbmm) are fallthroughs of PyTorch's Conjugate
+// key, because BLAS reads conjugated operands itself: a complex operand may
+// arrive with its lazy conj bit, and a lowering reads raw memory. Resolve it
+// (a copy that applies the bit; no-op for everything else).
+OpCall Product(const char* kind, const at::Tensor& a0, const at::Tensor& b0) {
+  const at::Tensor a = a0.resolve_conj(), b = b0.resolve_conj();
   OpCall call("matmul");
   call.Attr(std::string(kind)).Attr(false).Attr(false).Attr(PrecisionAttr(a)).In(a).In(b);
   return call;

@@ -43,6 +43,8 @@ void RegisterGridSampler();
 void RegisterPoolWindow();
 // unpool_margin.cpp: max_unpool2d/3d, multi_margin_loss, multilabel_margin_loss.
 void RegisterUnpoolMargin();
+// complex.cpp: torch.complex, torch.polar, conj_physical (dtype work of issue 14).
+void RegisterComplex();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -91,6 +93,7 @@ void RegisterAllOps() {
   RegisterGridSampler();
   RegisterPoolWindow();
   RegisterUnpoolMargin();
+  RegisterComplex();
 }
 
 }  // namespace torchtpu::aten

@@ -5,6 +5,8 @@
 
 #include <torch/library.h>
 
+#include "aten/kernels/dtype_gate.h"
+
 #include <string>
 #include <vector>
 
@@ -17,7 +19,9 @@ template <c10::BoxedKernel::BoxedKernelFunction* fn>
 void ImplBoxed(const std::vector<std::string>& names) {
   for (const std::string& name : names) {
     try {
-      AtenLibrary().impl(name.c_str(), torch::CppFunction::makeFromBoxedFunction<fn>());
+      // Through the dtype gate (dtype_gate.h): uint16/32/64 and complex
+      // operands reach the kernel only where it is native for them.
+      AtenLibrary().impl(name.c_str(), torch::CppFunction::makeFromBoxedFunction<&GatedBoxed<fn>>());
     } catch (const c10::Error&) {
       SkippedOps().push_back(name);
     }
@@ -26,7 +30,8 @@ void ImplBoxed(const std::vector<std::string>& names) {
 template <typename Fn>
 void Impl(const std::string& name, Fn fn) {
   try {
-    AtenLibrary().impl(name.c_str(), torch::dispatch(c10::DispatchKey::PrivateUse1, fn));
+    using Sig = typename c10::guts::infer_function_traits_t<Fn>::func_type;
+    AtenLibrary().impl(name.c_str(), torch::dispatch(c10::DispatchKey::PrivateUse1, Gated<Sig>::Wrap(name, fn)));
   } catch (const c10::Error&) {
     SkippedOps().push_back(name);
   }

@@ -71,11 +71,33 @@ void CopyToHost(const at::Tensor& dst, const at::Tensor& src, bool non_blocking)
   if (!direct) dst.copy_(host);
 }
 
+// PyTorch's lazy conj and neg bits (x.conj(), x.conj().imag): copy_ hands
+// the tensors here with their bits, and a kernel reads raw memory. `t`'s
+// raw values with a conjugate and/or a negation applied, as a fresh tpu
+// tensor without bits.
+at::Tensor ApplyBits(const at::Tensor& t, bool conj, bool neg) {
+  at::Tensor r = t;
+  if (conj && t.is_complex()) r = OpCall("complex.conj").In(r).Run1();
+  if (neg) {
+    const auto dtype = static_cast<int64_t>(ToHlo(t.scalar_type()));
+    r = OpCall("ew.neg").Attr(dtype).Attr(dtype).In(r).Run1();
+  }
+  return r;
+}
+
 // Device to host is synchronous whatever non_blocking says (as CUDA does
 // for pageable memory): the data is there when copy_ returns.
 at::Tensor CopyFrom(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   if (dst.device().is_cpu()) {
     at::Tensor src = self;
+    if (src.is_conj() || src.is_neg()) src = ApplyBits(src, src.is_conj(), src.is_neg());
+    if (dst.is_conj() || dst.is_neg()) {
+      // The host's copy_ applies the destination's bits.
+      at::Tensor plain = at::empty(dst.sizes(), dst.options().device(at::kCPU));
+      CopyToHost(plain, src.sizes() != dst.sizes() ? src.expand(dst.sizes()) : src, non_blocking);
+      dst.copy_(plain);
+      return dst;
+    }
     if (src.sizes() != dst.sizes()) src = src.expand(dst.sizes());
     CopyToHost(dst, src, non_blocking);
     return dst;
@@ -103,13 +125,22 @@ void CopyInto(const at::Tensor& dst, const at::Tensor& src, bool non_blocking) {
   if (dst.numel() == 0) return;
   int device = dst.device().index();
   at::Tensor from = src;
+  // The bits (ApplyBits): a host source is resolved on the host; the raw
+  // values written are the source's raw values with the bits that differ
+  // between source and destination applied.
+  const at::Tensor host_plain = !src.device().is_privateuseone() && (src.is_conj() || src.is_neg())
+                                    ? src.resolve_conj().resolve_neg() : at::Tensor();
+  const bool conj = (host_plain.defined() ? false : src.is_conj()) != dst.is_conj();
+  const bool neg = (host_plain.defined() ? false : src.is_neg()) != dst.is_neg();
+  if (host_plain.defined()) from = host_plain;
   if (!src.device().is_privateuseone()) {
-    if (src.sizes() == dst.sizes() && src.scalar_type() == dst.scalar_type() && IsWholeStorage(dst)) {
-      at::Tensor up = Upload(src, device, non_blocking);
+    if (src.sizes() == dst.sizes() && src.scalar_type() == dst.scalar_type() && IsWholeStorage(dst) && !conj &&
+        !neg) {
+      at::Tensor up = Upload(from, device, non_blocking);
       SetBuffer(StorageOf(dst), StorageOf(up).buffer, ToHlo(dst.scalar_type()));
       return;
     }
-    from = Upload(src, device, non_blocking);
+    from = Upload(from, device, non_blocking);
   } else if (src.device().index() != device) {
     // Across devices: make the source dense, then move the buffer.
     auto dense = Contiguous(src);
@@ -121,6 +152,7 @@ void CopyInto(const at::Tensor& dst, const at::Tensor& src, bool non_blocking) {
   // copy_'s own checks on the CPU.
   at::assert_no_internal_overlap(dst);
   at::assert_no_partial_overlap(dst, from);
+  if (conj || neg) from = ApplyBits(from, conj, neg);
   OpCall("copy").In(from).RunInto({dst});
 }
 
@@ -170,6 +202,18 @@ const at::Tensor& Resize(const at::Tensor& self, c10::IntArrayRef size,
     impl->empty_tensor_restride(*memory_format);
   }
   return self;
+}
+
+// _copy_from applies the conj and neg bits itself (ApplyBits). PyTorch's
+// Conjugate and Negative fallbacks would resolve its source with a clone,
+// and a clone copies through _copy_from again: endless recursion.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {

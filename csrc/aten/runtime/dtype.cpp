@@ -9,6 +9,8 @@ bool IsSupported(c10::ScalarType t) {
     case c10::kBool: case c10::kByte: case c10::kChar: case c10::kShort: case c10::kInt:
     case c10::kLong: case c10::kHalf: case c10::kBFloat16: case c10::kFloat: case c10::kDouble:
     case c10::kFloat8_e4m3fn: case c10::kFloat8_e5m2:
+    case c10::kUInt16: case c10::kUInt32: case c10::kUInt64:
+    case c10::kComplexFloat: case c10::kComplexDouble:
       return true;
     default:
       return false;
@@ -29,6 +31,11 @@ hlo::DType ToHlo(c10::ScalarType t) {
     case c10::kDouble: return hlo::DType::kF64;
     case c10::kFloat8_e4m3fn: return hlo::DType::kF8E4M3FN;
     case c10::kFloat8_e5m2: return hlo::DType::kF8E5M2;
+    case c10::kUInt16: return hlo::DType::kU16;
+    case c10::kUInt32: return hlo::DType::kU32;
+    case c10::kUInt64: return hlo::DType::kU64;
+    case c10::kComplexFloat: return hlo::DType::kC64;
+    case c10::kComplexDouble: return hlo::DType::kC128;
     default:
       TORCH_CHECK_TYPE(false, "torchtpu: dtype ", t, " is not supported on the tpu device");
   }
@@ -48,7 +55,11 @@ c10::ScalarType ToTorch(hlo::DType t) {
     case hlo::DType::kF64: return c10::kDouble;
     case hlo::DType::kF8E4M3FN: return c10::kFloat8_e4m3fn;
     case hlo::DType::kF8E5M2: return c10::kFloat8_e5m2;
-    case hlo::DType::kU32: case hlo::DType::kU64: break;  // inside programs only
+    case hlo::DType::kU16: return c10::kUInt16;
+    case hlo::DType::kU32: return c10::kUInt32;
+    case hlo::DType::kU64: return c10::kUInt64;
+    case hlo::DType::kC64: return c10::kComplexFloat;
+    case hlo::DType::kC128: return c10::kComplexDouble;
   }
   return c10::kFloat;
 }
@@ -67,7 +78,11 @@ pjrt::ElementType ToPjrt(hlo::DType t) {
     case hlo::DType::kF64: return pjrt::ElementType::kF64;
     case hlo::DType::kF8E4M3FN: return pjrt::ElementType::kF8E4M3FN;
     case hlo::DType::kF8E5M2: return pjrt::ElementType::kF8E5M2;
-    case hlo::DType::kU32: case hlo::DType::kU64: break;  // inside programs only
+    case hlo::DType::kU16: return pjrt::ElementType::kU16;
+    case hlo::DType::kU32: return pjrt::ElementType::kU32;
+    case hlo::DType::kU64: return pjrt::ElementType::kU64;
+    case hlo::DType::kC64: return pjrt::ElementType::kC64;
+    case hlo::DType::kC128: return pjrt::ElementType::kC128;
   }
   return pjrt::ElementType::kF32;
 }

@@ -37,6 +37,8 @@ std::string Describe(const c10::OperatorHandle& op, const torch::jit::Stack* sta
   return s;
 }
 
+}  // namespace
+
 void TpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const std::string name = c10::toString(op.schema().operator_name());
   bool warn = false;
@@ -59,8 +61,6 @@ void TpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   if (CurrentEagerMode() == EagerMode::kFused) CutAll(CutReason::kFallback);
   at::native::cpu_fallback(op, stack);
 }
-
-}  // namespace
 
 void SetFallbackMode(FallbackMode mode) {
   std::lock_guard<std::mutex> lock(g_mu);

@@ -70,7 +70,7 @@ OpCall& OpCall::In(const at::Tensor& t) {
 
 int OpCall::ScalarArg(const c10::Scalar& s, c10::ScalarType type) {
   hlo::DType dtype = ToHlo(type);
-  alignas(8) unsigned char bytes[8] = {0};
+  alignas(8) unsigned char bytes[16] = {0};
   switch (type) {
     case c10::kBool: { bool v = s.toBool(); std::memcpy(bytes, &v, 1); break; }
     case c10::kByte: { uint8_t v = s.toByte(); std::memcpy(bytes, &v, 1); break; }
@@ -85,6 +85,11 @@ int OpCall::ScalarArg(const c10::Scalar& s, c10::ScalarType type) {
     // Checked, as the CPU does: a value past the format's range raises.
     case c10::kFloat8_e4m3fn: { c10::Float8_e4m3fn v = s.toFloat8_e4m3fn(); std::memcpy(bytes, &v, 1); break; }
     case c10::kFloat8_e5m2: { c10::Float8_e5m2 v = s.toFloat8_e5m2(); std::memcpy(bytes, &v, 1); break; }
+    case c10::kUInt16: { uint16_t v = s.toUInt16(); std::memcpy(bytes, &v, 2); break; }
+    case c10::kUInt32: { uint32_t v = s.toUInt32(); std::memcpy(bytes, &v, 4); break; }
+    case c10::kUInt64: { uint64_t v = s.toUInt64(); std::memcpy(bytes, &v, 8); break; }
+    case c10::kComplexFloat: { c10::complex<float> v = s.toComplexFloat(); std::memcpy(bytes, &v, 8); break; }
+    case c10::kComplexDouble: { c10::complex<double> v = s.toComplexDouble(); std::memcpy(bytes, &v, 16); break; }
     default: TORCH_CHECK_TYPE(false, "torchtpu: scalar of dtype ", type, " is not supported");
   }
   // Uploaded at launch, once the operands have fixed the device.
@@ -150,8 +155,8 @@ namespace {
 class ScalarBuffers {
  public:
   std::shared_ptr<pjrt::Buffer> Get(int device, hlo::DType dtype, const unsigned char* bytes) {
-    Key key{device, static_cast<int>(dtype), 0};
-    std::memcpy(&key.bits, bytes, sizeof key.bits);
+    Key key{device, static_cast<int>(dtype), {0, 0}};
+    std::memcpy(key.bits, bytes, sizeof key.bits);
     std::lock_guard<std::mutex> lock(mu_);
     auto it = buffers_.find(key);
     if (it != buffers_.end()) return it->second;
@@ -167,12 +172,15 @@ class ScalarBuffers {
   struct Key {
     int device;
     int dtype;
-    uint64_t bits;
-    bool operator==(const Key& o) const { return device == o.device && dtype == o.dtype && bits == o.bits; }
+    uint64_t bits[2];  // 16 bytes: complex128 is the widest scalar
+    bool operator==(const Key& o) const {
+      return device == o.device && dtype == o.dtype && bits[0] == o.bits[0] && bits[1] == o.bits[1];
+    }
   };
   struct KeyHash {
     size_t operator()(const Key& k) const {
-      return std::hash<uint64_t>()(k.bits) ^ (static_cast<size_t>(k.device) << 48) ^
+      return std::hash<uint64_t>()(k.bits[0] ^ (k.bits[1] * 0x9E3779B97F4A7C15ull)) ^
+             (static_cast<size_t>(k.device) << 48) ^
              (static_cast<size_t>(k.dtype) << 40);
     }
   };

@@ -65,7 +65,7 @@ class OpCall {
 
   struct PendingScalar {
     int arg;
-    alignas(8) unsigned char bytes[8];
+    alignas(8) unsigned char bytes[16];  // complex128 is the widest
   };
   graph::Node node_;
   std::vector<PendingScalar> pending_scalars_;

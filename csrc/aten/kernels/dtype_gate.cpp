@@ -1,0 +1,94 @@
+// The lists of the dtype gate (dtype_gate.h): which kernels are native for
+// uint16/32/64 and for complex operands. Anything else with such an operand
+// runs on the CPU fallback, so it computes or raises exactly as the CPU does.
+#include "aten/kernels/dtype_gate.h"
+
+#include <string_view>
+#include <unordered_set>
+
+namespace torchtpu::aten {
+namespace {
+
+// Ops the CPU implements for uint16/32/64 whose lowerings are exact for them
+// (tests/test_dtypes_unsigned.py compares each with the CPU). A name matches
+// a whole "op.overload" or an op with any overload. The CPU refuses add, sub,
+// ordering comparisons, shifts, min/max, gather/scatter, arange and most
+// others for these dtypes; those fall back and raise its error. unique is
+// left to the fallback too: its kernel is built on index_select, which the
+// CPU refuses for these dtypes (so the gate would refuse it mid-kernel).
+const std::unordered_set<std::string_view>& UnsignedNative() {
+  static const std::unordered_set<std::string_view> ops = {
+      "mul", "mul_", "mul.out", "div.Tensor", "div.out", "div_.Tensor",
+      "eq", "eq_", "ne", "ne_",
+      "bitwise_and", "bitwise_and_", "bitwise_or", "bitwise_or_", "bitwise_xor", "bitwise_xor_",
+      "__and__", "__or__", "__xor__", "__iand__", "__ior__", "__ixor__",
+      "where", "sum", "nansum", "prod", "cumsum", "cumsum_", "cumprod", "cumprod_",
+      "any", "all", "sort", "equal", "index", "cat", "roll", "fill_", "zero_", "_local_scalar_dense",
+  };
+  return ops;
+}
+
+// Ops whose lowerings handle complex64/complex128 (lower/complex.cpp and
+// the dtype-agnostic data movement ones); tests/test_ops_complex.py.
+const std::unordered_set<std::string_view>& ComplexNative() {
+  static const std::unordered_set<std::string_view> ops = {
+      // complex.cpp
+      "complex", "polar", "angle", "_conj_physical", "conj_physical", "conj_physical_",
+      // elementwise.cpp: StableHLO's ops take complex operands directly
+      // (floor/trunc division, ordering and in-place abs are refused by the CPU).
+      "add", "add_", "sub", "sub_", "mul", "mul_", "div.Tensor", "div.out", "div_.Tensor",
+      "neg", "neg_", "exp", "exp_", "log", "log_", "sqrt", "sqrt_", "rsqrt", "rsqrt_",
+      "sin", "sin_", "cos", "cos_", "tanh", "tanh_", "abs", "abs.out",
+      "eq", "ne", "where",
+      // linalg.cpp / reduce.cpp: dot_general and reduce take complex elements
+      "mm", "bmm", "mv", "dot", "sum", "mean", "prod",
+      // data movement
+      "cat", "fill_", "zero_", "_local_scalar_dense",
+  };
+  return ops;
+}
+
+bool Listed(const std::unordered_set<std::string_view>& ops, const std::string& op) {
+  if (ops.count(op)) return true;
+  const size_t dot = op.find('.');
+  return dot != std::string::npos && ops.count(std::string_view(op).substr(0, dot));
+}
+
+void ScanValue(GateScan& g, const c10::IValue& v) {
+  if (v.isTensor()) {
+    ScanArg(g, v.toTensor());
+  } else if (v.isTensorList()) {
+    for (const at::Tensor& t : v.toTensorList()) ScanArg(g, t);
+  } else if (v.isOptionalTensorList()) {
+    for (const auto& t : v.toOptionalTensorList()) ScanArg(g, static_cast<std::optional<at::Tensor>>(t));
+  } else if (v.isScalar()) {
+    ScanArg(g, v.toScalar());
+  }
+}
+
+}  // namespace
+
+void ScanStack(GateScan& g, const c10::OperatorHandle& op, const torch::jit::Stack& stack) {
+  const auto& args = op.schema().arguments();
+  const size_t n = args.size();
+  for (size_t i = 0; i < n && i < stack.size(); ++i) {
+    const c10::IValue& v = stack[stack.size() - n + i];
+    // A dtype argument arrives as an int; the schema's real type says so.
+    c10::TypePtr type = args[i].real_type();
+    if (type->kind() == c10::TypeKind::OptionalType) type = type->castRaw<c10::OptionalType>()->getElementType();
+    if (v.isInt() && type->kind() == c10::TypeKind::ScalarTypeType) {
+      g.AddDtypeArg(static_cast<c10::ScalarType>(v.toInt()));
+      continue;
+    }
+    ScanValue(g, v);
+  }
+}
+
+bool GateAllows(const std::string& op, const GateScan& g) {
+  if (g.special_dtype_arg) return false;
+  if (g.bare_unsigned && !Listed(UnsignedNative(), op)) return false;
+  if (g.complex && !Listed(ComplexNative(), op)) return false;
+  return true;
+}
+
+}  // namespace torchtpu::aten

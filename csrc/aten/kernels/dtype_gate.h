@@ -1,0 +1,116 @@
+// The dtype gate: which ops run natively on the dtypes with partial support.
+//
+// uint16/uint32/uint64 ("bare" unsigned: PyTorch's CPU implements only a few
+// ops for them) and complex64/complex128 have device storage, copies, casts
+// and views like every dtype, but most lowerings were written for real
+// numbers. Every kernel registered through Impl/ImplBoxed (registry.h) first
+// looks at its tensor, dtype and scalar arguments; when one of them has such a
+// dtype and the op is not listed as native for it (dtype_gate.cpp), the call
+// goes to the CPU fallback. There PyTorch either computes the op (counted and
+// warned as any fallback) or raises its own error ("\"lt_cpu\" not implemented
+// for 'UInt32'", "... not supported for complex"), so the tpu device accepts
+// and refuses exactly what the CPU does, and no real-only lowering ever sees
+// a complex operand.
+#pragma once
+
+#include <ATen/core/IListRef.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/boxing/impl/boxing.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/Scalar.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "aten/runtime/fallback.h"
+
+namespace torchtpu::aten {
+
+// What the arguments of one call carry.
+struct GateScan {
+  bool bare_unsigned = false;  // a uint16/32/64 tensor
+  bool complex = false;        // a complex tensor or scalar
+  // A dtype argument naming one of them (sum(dtype=torch.uint32)): the
+  // kernels' own dtype handling is real-only, so such calls always fall back.
+  bool special_dtype_arg = false;
+  static bool Bare(c10::ScalarType t) { return t == c10::kUInt16 || t == c10::kUInt32 || t == c10::kUInt64; }
+  void Add(c10::ScalarType t) {
+    bare_unsigned |= Bare(t);
+    complex |= c10::isComplexType(t);
+  }
+  void AddDtypeArg(c10::ScalarType t) { special_dtype_arg |= Bare(t) || c10::isComplexType(t); }
+  bool special() const { return bare_unsigned || complex || special_dtype_arg; }
+};
+
+template <typename T>
+inline void ScanArg(GateScan&, const T&) {}
+inline void ScanArg(GateScan& g, const at::Tensor& t) {
+  if (t.defined()) g.Add(t.scalar_type());
+}
+inline void ScanArg(GateScan& g, const std::optional<at::Tensor>& t) {
+  if (t) ScanArg(g, *t);
+}
+inline void ScanArg(GateScan& g, at::TensorList ts) {
+  for (const at::Tensor& t : ts) ScanArg(g, t);
+}
+inline void ScanArg(GateScan& g, const at::ITensorListRef& ts) {
+  for (const at::Tensor& t : ts) ScanArg(g, t);
+}
+inline void ScanArg(GateScan& g, const c10::List<std::optional<at::Tensor>>& ts) {
+  for (size_t i = 0; i < ts.size(); ++i) ScanArg(g, static_cast<std::optional<at::Tensor>>(ts.get(i)));
+}
+inline void ScanArg(GateScan& g, c10::ScalarType t) { g.AddDtypeArg(t); }
+inline void ScanArg(GateScan& g, const std::optional<c10::ScalarType>& t) {
+  if (t) g.AddDtypeArg(*t);
+}
+inline void ScanArg(GateScan& g, const c10::Scalar& s) { g.complex |= s.isComplex(); }
+inline void ScanArg(GateScan& g, const std::optional<c10::Scalar>& s) {
+  if (s) ScanArg(g, *s);
+}
+void ScanStack(GateScan& g, const c10::OperatorHandle& op, const torch::jit::Stack& stack);
+
+// True when `op` ("add.Tensor", "add_.Scalar", ...) has a native lowering
+// for everything `g` found.
+bool GateAllows(const std::string& op, const GateScan& g);
+
+// Calls `fn(args...)` when the gate allows, else the CPU fallback with the
+// same arguments (boxed, as the dispatcher would).
+template <typename Sig>
+struct Gated;
+template <typename R, typename... Args>
+struct Gated<R(Args...)> {
+  template <typename Fn>
+  static auto Wrap(std::string name, Fn fn) {
+    return [name = std::move(name), fn](Args... args) -> R {
+      GateScan g;
+      (ScanArg(g, args), ...);
+      if (!g.special() || GateAllows(name, g)) return fn(std::forward<Args>(args)...);
+      const size_t dot = name.find('.');
+      const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(
+          ("aten::" + name.substr(0, dot)).c_str(), dot == std::string::npos ? "" : name.c_str() + dot + 1);
+      return c10::impl::BoxedKernelWrapper<R(Args...)>::call(
+          c10::BoxedKernel::makeFromFunction<&TpuFallback>(), op,
+          c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), std::forward<Args>(args)...);
+    };
+  }
+};
+
+// The boxed form, for kernels registered with ImplBoxed.
+template <c10::BoxedKernel::BoxedKernelFunction* fn>
+void GatedBoxed(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  GateScan g;
+  ScanStack(g, op, *stack);
+  if (g.special()) {
+    const auto& name = op.schema().operator_name();
+    std::string full = name.name.substr(6);  // drop "aten::"
+    if (!name.overload_name.empty()) full += "." + name.overload_name;
+    if (!GateAllows(full, g)) {
+      TpuFallback(op, stack);
+      return;
+    }
+  }
+  fn(op, stack);
+}
+
+}  // namespace torchtpu::aten

@@ -1,0 +1,18 @@
+"""The OpInfos that make complex tensors from real ones (torch.complex,
+polar, view_as_complex, Tensor.cfloat/cdouble) and angle, through
+tools/conformance.py: every sample, all of its dtypes, native (no CPU
+fallback) and matching the CPU, forward and backward. Complex inputs are not
+among the tool's dtypes; tests/test_ops_complex.py covers those."""
+import pytest
+
+from conformance_run import assert_native_and_matching, run_conformance
+
+COMPLEX_OPS = ("complex", "polar", "view_as_complex", "cfloat", "cdouble", "angle")
+
+
+# The tool runs its own worker processes: the execution mode of this process
+# does not reach them, so the test is collected once.
+@pytest.mark.mode_independent
+def test_complex_conformance(tmp_path):
+    summary, records = run_conformance(tmp_path, COMPLEX_OPS, samples=2)
+    assert_native_and_matching(summary, records, COMPLEX_OPS)
