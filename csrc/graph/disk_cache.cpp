@@ -175,7 +175,7 @@ bool DecodeTyped(std::string_view payload, std::vector<hlo::TensorType>* types, 
   for (uint32_t i = 0; i < n && r.ok; ++i) {
     hlo::TensorType t;
     uint8_t dtype = r.Get<uint8_t>();
-    if (dtype > static_cast<uint8_t>(hlo::DType::kU64)) return false;
+    if (dtype > static_cast<uint8_t>(hlo::kLastDType)) return false;
     t.dtype = static_cast<hlo::DType>(dtype);
     uint32_t rank = r.Get<uint32_t>();
     if (!r.ok || rank > payload.size()) return false;
