@@ -13,7 +13,7 @@ import itertools
 import pytest
 import torch
 
-from op_check import NonContig, compare, make
+from op_check import DEVICE, NonContig, compare, make
 
 SIZE = (3, 4, 5)
 
@@ -60,3 +60,46 @@ def test_index_reduce_int64_repeated_many_times():
         idx = torch.randint(0, 4, (7,), generator=gen)
         compare(lambda d, i, s: d.index_reduce_(1, i, s, reduce, include_self=bool(it % 3)),
                 NonContig(dest), idx, NonContig(src))
+
+
+@pytest.mark.parametrize("fn", [torch.all, torch.any], ids=["all", "any"])
+def test_all_any_out_dtype_checked_like_cpu(fn):
+    """test_reductions' test_all_any_vs_numpy: out= of a dtype other than
+    bool/uint8 raises on the CPU ("all only supports bool tensor for result");
+    tpu wrote 0/1 into it."""
+    x = make((3, 4), seed=3)
+    # (A uint8 out for a float input is accepted by both, but the CPU's
+    # values are wrong there -- all() of an all-nonzero row gives 0 -- so it
+    # is compared only for a uint8 input.)
+    for out_dtype in (torch.float32, torch.int64, torch.bool):
+        compare(lambda x, o: fn(x, 1, out=o), x, torch.zeros(3, dtype=out_dtype))
+        compare(lambda x, o: fn(x, out=o), x, torch.zeros((), dtype=out_dtype))
+    xb = make((3, 4), dtype=torch.uint8, seed=3)
+    compare(lambda x, o: fn(x, 1, out=o), xb, torch.zeros(3, dtype=torch.uint8))
+    with pytest.raises(RuntimeError, match="only supports bool tensor for result, got: Float"):
+        fn(x.to(DEVICE), 1, out=torch.empty(3, device=DEVICE))
+
+
+@pytest.mark.parametrize("op", ["index_add_", "index_copy_"])
+def test_index_add_copy_overlap_raises_like_cpu(op):
+    """test_torch's test_index_add_mem_overlap / test_index_copy_mem_overlap:
+    writing into an expanded self, or into a tensor that is also the index or
+    the source, raises "unsupported operation" on the CPU; tpu computed."""
+    def run(device):
+        x = torch.rand((1,), device=device).expand((6,))
+        y = torch.rand((6,), device=device)
+        ind = torch.tensor([2, 1, 0], device=device)
+        value = torch.rand((3,), device=device)
+        cases = [lambda: getattr(x, op)(0, ind, value),
+                 lambda: getattr(y, op)(0, ind, y[:3]),
+                 lambda: getattr(ind, op)(0, ind, ind.clone()),
+                 lambda: getattr(ind, op)(0, ind.clone(), ind)]
+        for case in cases:
+            with pytest.raises(RuntimeError, match="unsupported operation"):
+                case()
+    run("cpu")
+    run(DEVICE)
+    # Without overlap the op still runs, and matches the CPU.
+    compare(lambda y, i, v: getattr(y, op)(0, i, v), make(6, seed=4), torch.tensor([2, 1, 0]), make(3, seed=5))
+    compare(lambda o, y, i, v: getattr(torch, op[:-1])(y, 0, i, v, out=o),
+            torch.empty(6), make(6, seed=4), torch.tensor([2, 1, 0]), make(3, seed=5))

@@ -344,6 +344,15 @@ OpCall IndexScatter(const at::Tensor& self, int64_t dim, const at::Tensor& index
   return call;
 }
 
+// The CPU's overlap checks of the in-place / out= forms (its meta kernels):
+// a written tensor may not overlap itself (an expanded self), the index or
+// the source; each raises "unsupported operation: ...".
+void CheckWriteOverlap(const at::Tensor& dst, const at::Tensor& index, const at::Tensor& source) {
+  at::assert_no_internal_overlap(dst);
+  at::assert_no_overlap(dst, index);
+  at::assert_no_overlap(dst, source);
+}
+
 // PyTorch's CPU index_add_ hands a tensor of rank > 1 to scatter_add_ (which
 // accumulates bf16/f16 in f32 and rounds once) when it adds along the first
 // or last dim, alpha is 1, the index is int64 and source matches self
@@ -366,6 +375,7 @@ at::Tensor& IndexAddOut(const at::Tensor& self, int64_t dim, const at::Tensor& i
   OpCall call = IndexScatter(self, dim, index, "add", false, IndexAddRoundsOnce(self, dim, index, source, alpha));
   call.In(source).Scalar(alpha, self.scalar_type());
   at::native::resize_output(out, self.sizes());
+  CheckWriteOverlap(out, index, source);
   call.RunInto({Written(out)});
   return out;
 }
@@ -376,6 +386,7 @@ at::Tensor IndexAdd(const at::Tensor& self, int64_t dim, const at::Tensor& index
 }
 at::Tensor& IndexAddInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
                             const c10::Scalar& alpha) {
+  CheckWriteOverlap(self, index, source);
   IndexScatter(self, dim, index, "add", false, IndexAddRoundsOnce(self, dim, index, source, alpha))
       .In(source)
       .Scalar(alpha, self.scalar_type())
@@ -386,11 +397,13 @@ at::Tensor IndexCopy(const at::Tensor& self, int64_t dim, const at::Tensor& inde
   return IndexScatter(self, dim, index, "copy").In(source).Run1();
 }
 at::Tensor& IndexCopyInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
+  CheckWriteOverlap(self, index, source);
   IndexScatter(self, dim, index, "copy").In(source).RunInto({Written(self)});
   return self;
 }
 at::Tensor& IndexCopyOut(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source, at::Tensor& out) {
   at::native::resize_output(out, self.sizes());
+  CheckWriteOverlap(out, index, source);
   IndexScatter(self, dim, index, "copy").In(source).RunInto({Written(out)});
   return out;
 }
