@@ -103,3 +103,31 @@ def test_index_add_copy_overlap_raises_like_cpu(op):
     compare(lambda y, i, v: getattr(y, op)(0, i, v), make(6, seed=4), torch.tensor([2, 1, 0]), make(3, seed=5))
     compare(lambda o, y, i, v: getattr(torch, op[:-1])(y, 0, i, v, out=o),
             torch.empty(6), make(6, seed=4), torch.tensor([2, 1, 0]), make(3, seed=5))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool], ids=["float32", "int64", "bool"])
+def test_index_fill_complex_value_raises_like_cpu(dtype):
+    """test_torch's test_index_fill: a complex fill value into a real tensor
+    raises "Converting complex Scalar to non-complex type" on the CPU; tpu
+    raised a conversion-overflow error (bool: nothing)."""
+    x = torch.tensor([[1, 2], [4, 5]]).to(dtype)
+    index = torch.tensor([0])
+    for fn in (lambda x, i: x.index_fill_(1, i, 1 + 1j), lambda x, i: x.index_fill(1, i, 1 + 1j)):
+        with pytest.raises(RuntimeError, match="Scalar"):
+            fn(x.clone(), index)
+        with pytest.raises(RuntimeError, match="Scalar"):
+            fn(x.to(DEVICE), index.to(DEVICE))
+    compare(lambda x, i: x.index_fill_(1, i, 0), x, index)
+    # A 0-dim self stays 0-dim.
+    compare(lambda x, i: x.index_fill(0, i, -1), torch.tensor(1).to(dtype), index)
+
+
+def test_index_fill_overlap_like_cpu():
+    """test_torch's test_index_fill_mem_overlap: an expanded self warns, an
+    index that is also the written tensor raises."""
+    ind = torch.tensor([2, 1, 0], device=DEVICE)
+    x = torch.rand((1,), device=DEVICE).expand((6,))
+    with pytest.warns(UserWarning, match="index_fill_ on expanded tensors"):
+        x.index_fill_(0, ind, 1.0)
+    with pytest.raises(RuntimeError, match="unsupported operation"):
+        ind.index_fill_(0, ind, 0)

@@ -407,17 +407,34 @@ at::Tensor& IndexCopyOut(const at::Tensor& self, int64_t dim, const at::Tensor& 
   IndexScatter(self, dim, index, "copy").In(source).RunInto({Written(out)});
   return out;
 }
+// The CPU's checks of index_fill: a complex fill value into a real tensor
+// raises (rather than failing to convert), the written tensor may not
+// overlap the index, and an expanded self only warns.
+void CheckIndexFill(const at::Tensor& self, const at::Tensor& index, const c10::Scalar* value, bool inplace) {
+  TORCH_CHECK(!value || !value->isComplex() || self.is_complex(),
+              "index_fill_(): Converting complex Scalar to non-complex type is not supported");
+  if (!inplace) return;
+  if (at::has_internal_overlap(self) == at::MemOverlap::Yes) {
+    TORCH_WARN("Use of index_fill_ on expanded tensors is deprecated. "
+               "Please clone() the tensor before performing this operation. "
+               "This also applies to advanced indexing e.g. tensor[mask] = scalar");
+  }
+  at::assert_no_overlap(self, index);
+}
 at::Tensor& IndexFillInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
+  CheckIndexFill(self, index, &value, true);
   IndexScatter(self, dim, index, "copy", true).Scalar(value, self.scalar_type()).RunInto({self});
   return self;
 }
 at::Tensor& IndexFillTensorInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& value) {
   TORCH_CHECK(value.dim() == 0, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s).");
+  CheckIndexFill(self, index, nullptr, true);
   IndexScatter(self, dim, index, "copy", true).In(value).RunInto({self});
   return self;
 }
 at::Tensor IndexFill(const at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
+  CheckIndexFill(self, index, &value, false);
   return IndexScatter(self, dim, index, "copy", true).Scalar(value, self.scalar_type()).Run1();
 }
 at::Tensor IndexFillTensor(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& value) {
