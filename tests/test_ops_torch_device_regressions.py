@@ -131,3 +131,17 @@ def test_index_fill_overlap_like_cpu():
         x.index_fill_(0, ind, 1.0)
     with pytest.raises(RuntimeError, match="unsupported operation"):
         ind.index_fill_(0, ind, 0)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int16, torch.uint8, torch.bool], ids=str)
+def test_addcdiv_integer_raises_like_cpu(dtype):
+    """test_torch's test_addcdiv: addcdiv of two integral tensors raises on
+    the CPU ("Integer division with addcdiv is no longer supported"); tpu
+    computed an integer result."""
+    a = torch.tensor([[1, 2], [3, 4]]).to(dtype)
+    compare(lambda a, b, c: torch.addcdiv(a, b, c, value=2), a, a, a)
+    compare(lambda a, b, c: a.addcdiv_(b, c), a, a, a)
+    with pytest.raises(RuntimeError, match="Integer division with addcdiv"):
+        torch.addcdiv(a.to(DEVICE), a.to(DEVICE), a.to(DEVICE))
+    # A float divisor is fine (the result promotes as on the CPU).
+    compare(lambda a, b, c: torch.addcdiv(a, b, c, value=2), a.float(), a, a.float() + 1)

@@ -351,6 +351,7 @@ def summarise(file_res: dict) -> dict:
         c = defaultdict(int)
         gen = {}
         for nid, r in d["tests"].items():
+            r.setdefault("msg", "")
             o = r["outcome"]
             o = {"xfailed": "skipped", "xpassed": "passed"}.get(o, o)
             c[o] += 1
@@ -433,6 +434,18 @@ def render(data: dict) -> str:
     return "\n".join(L) + "\n"
 
 
+def _dump(data: dict) -> str:
+    """Compact JSON, one line per test record (thousands per file): passes
+    keep no message, durations are rounded."""
+    for fr in data.get("files", {}).values():
+        for dev in DEVICES:
+            for r in (fr.get(dev) or {"tests": {}})["tests"].values():
+                r["dur"] = round(r.get("dur", 0.0), 2)
+                if r["outcome"] == "passed":
+                    r.pop("msg", None)
+    return json.dumps(data, sort_keys=True, indent=0, separators=(",", ":"))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="*", help="test file names (test_torch or test_torch.py)")
@@ -477,7 +490,7 @@ def main(argv=None) -> int:
                   (f"; collection error: {r['collect_error']}" if r["collect_error"] else ""), flush=True)
         data["files"][name] = entry
         a.json.parent.mkdir(parents=True, exist_ok=True)
-        a.json.write_text(json.dumps(data, indent=1, sort_keys=True))
+        a.json.write_text(_dump(data))
         (a.md or a.json.with_suffix(".md")).write_text(render(data))
     print(f"wrote {a.json}")
     return 0
