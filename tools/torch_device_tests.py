@@ -313,6 +313,7 @@ def generic_id(nodeid: str) -> str:
     return _DEV_RE.sub(lambda m: "DEV" if m.group(1) else "_DEV", nodeid.split("::", 1)[-1])
 
 
+_DTYPE_RE = re.compile(r"torch\.(u?int\d+|float\d+|bfloat16|half|bool|complex\d+|long|int|float|double)\b")
 _NUM_RE = re.compile(r"\b\d+(\.\d+)?(e[-+]?\d+)?\b")
 _SHAPE_RE = re.compile(r"\[[\d, ]*\]|\([\d, ]*\)")
 _OP_RES = [re.compile(p) for p in (
@@ -329,13 +330,15 @@ def cause_of(msg: str) -> tuple[str, str]:
     m = msg.strip()
     if _is_dtype_cause(m) and ("not supported" in m or "tpu" in m.lower()):
         return ("complex/unsigned dtype not supported on tpu (being added separately)", "")
-    norm = _SHAPE_RE.sub("[...]", m)
+    norm = _DTYPE_RE.sub("torch.DTYPE", m)
+    norm = _SHAPE_RE.sub("[...]", norm)
+    norm = re.sub(r"to type [\w:]+ without", "to type T without", norm)
     norm = re.sub(r"0x[0-9a-f]+", "0x..", norm)
     norm = _NUM_RE.sub("N", norm)
     norm = re.sub(r"'[^']{40,}'", "'...'", norm)[:160]
     op = ""
     for r in _OP_RES:
-        mm = r.search(m)
+        mm = r.search(_DTYPE_RE.sub("", m))
         if mm:
             op = mm.group(1)
             break
@@ -385,6 +388,9 @@ def render(data: dict) -> str:
     for k in ("tests_ref", "torch", "note"):
         if meta.get(k):
             L.append(f"- {k}: {meta[k]}")
+    if meta.get("fixed"):
+        L += ["", "## Fixed since the run (regression tests in tests/test_ops_torch_device_regressions.py)", ""]
+        L += [f"- {x}" for x in meta["fixed"]]
     L += ["", "## Per file", "",
           "| file | tpu pass | tpu fail | tpu skip | tpu crash | cpu pass | cpu fail | cpu skip | "
           "tpu-only failures | % of cpu passes | tpu s | cpu s |",
