@@ -244,6 +244,20 @@ void BoxedElementwise(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       operands[0].tensor.defined() && !operands[1].tensor.defined() && operands[1].scalar.isIntegral(false)) {
     TORCH_CHECK(operands[1].scalar.toLong() >= 0, "Integers to negative integer powers are not allowed.");
   }
+  // The CPU refuses addcdiv of two integral tensors (its old integer
+  // division), whatever self is.
+  if (base == "addcdiv" && operands.size() > 2) {
+    auto integral = [](const auto& o) {
+      return o.tensor.defined() ? at::isIntegralType(o.tensor.scalar_type(), /*includeBool=*/true)
+                                : o.scalar.isIntegral(/*includeBool=*/true);
+    };
+    TORCH_CHECK(!(integral(operands[1]) && integral(operands[2])),
+                "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform "
+                "a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as "
+                "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as "
+                "(input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the "
+                "latter implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+  }
   if (base == "pow" && compute == c10::kBool) {
     bool scalar_exponent = operands.size() > 1 && operands[0].tensor.defined() && !operands[1].tensor.defined() &&
                            operands[1].scalar.isBoolean();

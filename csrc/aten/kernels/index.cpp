@@ -344,6 +344,15 @@ OpCall IndexScatter(const at::Tensor& self, int64_t dim, const at::Tensor& index
   return call;
 }
 
+// The CPU's overlap checks of the in-place / out= forms (its meta kernels):
+// a written tensor may not overlap itself (an expanded self), the index or
+// the source; each raises "unsupported operation: ...".
+void CheckWriteOverlap(const at::Tensor& dst, const at::Tensor& index, const at::Tensor& source) {
+  at::assert_no_internal_overlap(dst);
+  at::assert_no_overlap(dst, index);
+  at::assert_no_overlap(dst, source);
+}
+
 // PyTorch's CPU index_add_ hands a tensor of rank > 1 to scatter_add_ (which
 // accumulates bf16/f16 in f32 and rounds once) when it adds along the first
 // or last dim, alpha is 1, the index is int64 and source matches self
@@ -366,6 +375,7 @@ at::Tensor& IndexAddOut(const at::Tensor& self, int64_t dim, const at::Tensor& i
   OpCall call = IndexScatter(self, dim, index, "add", false, IndexAddRoundsOnce(self, dim, index, source, alpha));
   call.In(source).Scalar(alpha, self.scalar_type());
   at::native::resize_output(out, self.sizes());
+  CheckWriteOverlap(out, index, source);
   call.RunInto({Written(out)});
   return out;
 }
@@ -376,6 +386,7 @@ at::Tensor IndexAdd(const at::Tensor& self, int64_t dim, const at::Tensor& index
 }
 at::Tensor& IndexAddInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
                             const c10::Scalar& alpha) {
+  CheckWriteOverlap(self, index, source);
   IndexScatter(self, dim, index, "add", false, IndexAddRoundsOnce(self, dim, index, source, alpha))
       .In(source)
       .Scalar(alpha, self.scalar_type())
@@ -386,25 +397,44 @@ at::Tensor IndexCopy(const at::Tensor& self, int64_t dim, const at::Tensor& inde
   return IndexScatter(self, dim, index, "copy").In(source).Run1();
 }
 at::Tensor& IndexCopyInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
+  CheckWriteOverlap(self, index, source);
   IndexScatter(self, dim, index, "copy").In(source).RunInto({Written(self)});
   return self;
 }
 at::Tensor& IndexCopyOut(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source, at::Tensor& out) {
   at::native::resize_output(out, self.sizes());
+  CheckWriteOverlap(out, index, source);
   IndexScatter(self, dim, index, "copy").In(source).RunInto({Written(out)});
   return out;
 }
+// The CPU's checks of index_fill: a complex fill value into a real tensor
+// raises (rather than failing to convert), the written tensor may not
+// overlap the index, and an expanded self only warns.
+void CheckIndexFill(const at::Tensor& self, const at::Tensor& index, const c10::Scalar* value, bool inplace) {
+  TORCH_CHECK(!value || !value->isComplex() || self.is_complex(),
+              "index_fill_(): Converting complex Scalar to non-complex type is not supported");
+  if (!inplace) return;
+  if (at::has_internal_overlap(self) == at::MemOverlap::Yes) {
+    TORCH_WARN("Use of index_fill_ on expanded tensors is deprecated. "
+               "Please clone() the tensor before performing this operation. "
+               "This also applies to advanced indexing e.g. tensor[mask] = scalar");
+  }
+  at::assert_no_overlap(self, index);
+}
 at::Tensor& IndexFillInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
+  CheckIndexFill(self, index, &value, true);
   IndexScatter(self, dim, index, "copy", true).Scalar(value, self.scalar_type()).RunInto({self});
   return self;
 }
 at::Tensor& IndexFillTensorInplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& value) {
   TORCH_CHECK(value.dim() == 0, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s).");
+  CheckIndexFill(self, index, nullptr, true);
   IndexScatter(self, dim, index, "copy", true).In(value).RunInto({self});
   return self;
 }
 at::Tensor IndexFill(const at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
+  CheckIndexFill(self, index, &value, false);
   return IndexScatter(self, dim, index, "copy", true).Scalar(value, self.scalar_type()).Run1();
 }
 at::Tensor IndexFillTensor(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& value) {

@@ -229,6 +229,10 @@ at::Tensor& ArgminOut(const at::Tensor& self, std::optional<int64_t> dim, bool k
 
 at::Tensor AnyAll(const char* kind, const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, at::Tensor* out) {
   c10::ScalarType result = self.scalar_type() == c10::kByte ? c10::kByte : c10::kBool;
+  // The CPU's check (uint8 is kept for compatibility): any other out dtype
+  // raises rather than receiving 0/1.
+  TORCH_CHECK(!out || out->scalar_type() == c10::kBool || out->scalar_type() == c10::kByte, kind,
+              " only supports bool tensor for result, got: ", out->scalar_type());
   OpCall call = Reduction(kind, self, Dims(self, dim), keepdim, c10::kBool, result);
   return Finish(call, out);
 }
