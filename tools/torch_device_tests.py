@@ -432,24 +432,35 @@ def render(data: dict) -> str:
         if len(xs) > 25:
             L.append(f"- ... and {len(xs) - 25} more (all in the JSON)")
         L.append("")
-    crashed = [(n, nid) for n, fr in data.get("files", {}).items()
+    crashed = sorted((n, nid) for n, fr in data.get("files", {}).items()
                for dev in DEVICES for nid, r in (fr.get(dev) or {"tests": {}})["tests"].items()
-               if r["outcome"] == "crashed"]
+               if r["outcome"] == "crashed")
     L += ["## Crashes", ""]
     L += [f"- {n}: `{nid}`" for n, nid in crashed] or ["None."]
     return "\n".join(L) + "\n"
 
 
 def _dump(data: dict) -> str:
-    """Compact JSON, one line per test record (thousands per file): passes
-    keep no message, durations are rounded."""
+    """Compact JSON, one line per test record (thousands per file), so a
+    rerun's diff is per test: passes keep no message, durations are rounded,
+    and a record's node id is only its key."""
     for fr in data.get("files", {}).values():
         for dev in DEVICES:
             for r in (fr.get(dev) or {"tests": {}})["tests"].values():
                 r["dur"] = round(r.get("dur", 0.0), 2)
+                r.pop("nodeid", None)
                 if r["outcome"] == "passed":
                     r.pop("msg", None)
-    return json.dumps(data, sort_keys=True, indent=0, separators=(",", ":"))
+
+    def encode(obj, depth: int) -> str:
+        # files -> file -> device -> tests -> record: objects above the
+        # records are spread over lines, everything from a record down is one.
+        if isinstance(obj, dict) and obj and depth < 5:
+            items = (f"{json.dumps(k)}:{encode(v, depth + 1)}" for k, v in sorted(obj.items()))
+            return "{\n" + ",\n".join(items) + "\n}"
+        return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+    return encode(data, 0)
 
 
 def main(argv=None) -> int:
