@@ -236,6 +236,16 @@ def test_eq_ne_where(dtype):
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
+def test_index_fill(dtype):
+    # Data movement: complex, real and integer fill values, a strided self.
+    a = cmake((5, 4), dtype, seed=31)
+    index = torch.tensor([0, 3])
+    for value in (1 + 2j, -0.5, 2):
+        compare(lambda t, i: t.index_fill(1, i, value), a, index, dtype_tol=EXACT)
+        compare(lambda t, i: t.index_fill_(0, i, value), NonContig(a), index, dtype_tol=EXACT)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
 @pytest.mark.parametrize("name", ["lt", "ge", "max", "clamp", "floor", "floor_divide", "remainder", "sort"])
 def test_refused_like_cpu(dtype, name):
     # Ordering has no meaning for complex values: the CPU raises, so must tpu.

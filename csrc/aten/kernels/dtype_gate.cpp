@@ -43,7 +43,7 @@ const std::unordered_set<std::string_view>& ComplexNative() {
       // linalg.cpp / reduce.cpp: dot_general and reduce take complex elements
       "mm", "bmm", "mv", "dot", "sum", "mean", "prod",
       // data movement
-      "cat", "fill_", "zero_", "_local_scalar_dense",
+      "cat", "fill_", "zero_", "_local_scalar_dense", "index_fill", "index_fill_",
   };
   return ops;
 }
