@@ -97,17 +97,12 @@ SIGN_FREE = {"linalg.eigh", "linalg.svd", "svd"}
 # Why each op still off the native path is there (docs/conformance.md lists
 # every one with its reason). Matched by name prefix, the longest first.
 FALLBACK_REASONS = {
-    "angle": "complex results: complex dtypes are not on tpu yet",
-    "cdouble": "complex dtypes are not on tpu yet",
-    "cfloat": "complex dtypes are not on tpu yet",
-    "chalf": "complex dtypes are not on tpu yet",
-    "complex": "complex dtypes are not on tpu yet",
-    "polar": "complex results: complex dtypes are not on tpu yet",
-    "view_as_complex": "complex dtypes are not on tpu yet",
-    "fft.": "complex results (StableHLO fft needs the complex dtypes first)",
-    "stft": "complex results (StableHLO fft needs the complex dtypes first)",
-    "linalg.eig": "complex eigenvalues and vectors of a general matrix: complex dtypes first",
-    "hash_tensor": "returns uint64: the unsigned 16/32/64-bit dtypes are not on tpu yet",
+    "chalf": "complex32 (ComplexHalf) is left off the tpu device: PyTorch's CPU support for it is experimental",
+    "fft.": "StableHLO fft over the complex dtypes is not written yet",
+    "stft": "StableHLO fft over the complex dtypes is not written yet",
+    "linalg.eig": "eigenvalues and vectors of a general matrix: a nonsymmetric eigensolver (Hessenberg QR) is not "
+                  "written yet",
+    "hash_tensor": "a uint64 xor-reduction: the dtype gate lists no uint64 reduction but sum and prod yet",
     "linalg.ldl_": "LDL^T with Bunch-Kaufman pivoting is not written yet",
     "nn.functional.ctc_loss": "not lowered yet (a dynamic program over time)",
     "nn.functional.fractional_max_pool": "not lowered yet (random window starts per plane)",
