@@ -229,3 +229,33 @@ def test_render_keeps_the_hand_written_sections(tmp_path):
     assert text.endswith("\n\n## Serving (by hand)\n| model | feature |\n")
     model_coverage.write_md(md, report)
     assert md.read_text() == text
+
+
+class _Perturbed(torch.nn.Module):
+    """A linear layer whose float32 result on `noisy_device` is perturbed by
+    1e-2 (a stand-in for a kernel that loses precision there): the train
+    check's float64 judgement must side with the accurate device."""
+
+    def __init__(self, noisy_device):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = torch.nn.Linear(8, 4)
+        self.noisy_device = noisy_device
+
+    def forward(self, x):
+        y = self.lin(x)
+        if y.device.type == self.noisy_device and y.dtype == torch.float32:
+            y = y * (1 + 1e-2)
+        return y
+
+
+@pytest.mark.parametrize("noisy", ["cpu", "tpu"])
+def test_train_check_judges_against_float64(noisy):
+    x = torch.randn(5, 8, generator=torch.Generator().manual_seed(1))
+    built = S.Built(_Perturbed(noisy), (x,), loss=lambda out: out.pow(2).mean())
+    res = S.Checker(built).train()
+    # Off by ~2e-2 from each other either way; float64 agrees with the
+    # unperturbed side.
+    assert res["loss_err"] > S.TRAIN_TOL
+    assert res["cpu_f64_err"] > S.TRAIN_TOL if noisy == "cpu" else res["cpu_f64_err"] < 1e-5
+    assert res["matches"] is (noisy == "cpu"), res

@@ -12,7 +12,8 @@ compares:
 
   forward   eval forward; every output tensor within FORWARD_TOL (normwise)
   train     one SGD step in train mode (dropout off): loss, gradients and
-            updated parameters within TRAIN_TOL
+            updated parameters within TRAIN_TOL, or, when they are not,
+            no further from a float64 CPU step than the CPU's float32 step
   bf16      forward under torch.autocast("tpu", bfloat16): finite, and within
             max(BF16_TOL, 2 x the CPU's own bf16 autocast error) of the f32 CPU
             result
@@ -248,6 +249,18 @@ def max_error(got, ref, floor_rel: float = 0.0) -> float:
         else:
             worst = max(worst, float((g != r).float().mean()))
     return worst
+
+
+def _to_double(obj):
+    """Floating tensors (in dicts, lists, tuples) as float64; the rest as is."""
+    import torch
+    if isinstance(obj, torch.Tensor):
+        return obj.double() if obj.is_floating_point() else obj
+    if isinstance(obj, dict):
+        return {k: _to_double(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to_double(v) for v in obj)
+    return obj
 
 
 def _to(obj, device):
@@ -932,6 +945,27 @@ class Checker:
         err = max(loss_err, grad_err, param_err)
         res.update(max_err=err, loss_err=loss_err, grad_err=grad_err, tol=TRAIN_TOL, matches=err <= TRAIN_TOL,
                    loss=float(loss_c))
+        if err > TRAIN_TOL and len(grads_t) == len(grads_c):
+            # Gradients through many batch norms over a small batch cancel
+            # (each channel's sum over the batch is ~0), and the CPU's own
+            # float32 result can then be 1e-1 from the truth where ours is
+            # 1e-4. Judge both against the same step in float64 on the CPU:
+            # tpu matches when it is within TRAIN_TOL of it, or no further
+            # from it than the CPU's float32 result is.
+            try:
+                f64_model = _dropout_off(copy.deepcopy(b.model)).double()  # b.model: before any step
+                loss_d, grads_d, params_d = step(f64_model, _to_double(b.train_args),
+                                                 _to_double(b.train_kwargs))
+            except Exception as e:  # noqa: BLE001 - an op without a float64 CPU kernel: keep the f32 verdict
+                res["f64_note"] = f"float64 reference failed: {type(e).__name__}: {str(e)[:120]}"
+            else:
+                def vs_f64(loss, grads, params):
+                    return max(max_error(loss, loss_d), max_error(grads, grads_d, floor_rel=1e-3),
+                               max_error(params, params_d, floor_rel=1e-3))
+                tpu_f64, cpu_f64 = vs_f64(loss_t, grads_t, params_t), vs_f64(loss_c, grads_c, params_c)
+                res.update(tpu_f64_err=tpu_f64, cpu_f64_err=cpu_f64,
+                           matches=tpu_f64 <= max(TRAIN_TOL, cpu_f64),
+                           note=f"judged against float64: tpu {tpu_f64:.1e}, CPU float32 {cpu_f64:.1e}")
         if self.ref is None:
             self.reference()
         if not self.deterministic and len(grads_t) == len(grads_c):
