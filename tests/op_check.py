@@ -347,6 +347,18 @@ def compare(fn, *args, dtype_tol=None, check_inputs=True, **kwargs):
     return actual
 
 
+def check_copies(x, dtype_tol=None):
+    """``x`` (a CPU tensor) to the device and back unchanged, with its dtype,
+    and cloned, non-contiguous and made contiguous on the device as on the
+    CPU: the storage round trip a new device dtype needs first."""
+    got = x.to(DEVICE)
+    assert got.dtype == x.dtype
+    assert torch.equal(got.cpu(), x)
+    compare(lambda t: t.clone(), x, dtype_tol=dtype_tol)
+    compare(lambda t: t.clone(), NonContig(x), dtype_tol=dtype_tol)
+    compare(lambda t: t.t().contiguous(), x, dtype_tol=dtype_tol)
+
+
 def compare_on(fn, dtype_tol=None):
     """Compare ``fn(device)`` for device="cpu" and the device under test (for
     factory functions that take a ``device=`` argument)."""

@@ -13,7 +13,7 @@ the same size of difference as for real float32/float64 results.
 import pytest
 import torch
 
-from op_check import DEVICE, TOL, NonContig, compare, make
+from op_check import DEVICE, TOL, NonContig, check_copies, compare, make
 
 COMPLEX = [torch.complex64, torch.complex128]
 PART = {torch.complex64: torch.float32, torch.complex128: torch.float64}
@@ -32,12 +32,7 @@ def tol(dtype):
 @pytest.mark.parametrize("dtype", COMPLEX)
 def test_roundtrip_and_device_copies(dtype):
     x = cmake((9, 7), dtype)
-    got = x.to(DEVICE)
-    assert got.dtype == dtype
-    assert torch.equal(got.cpu(), x)
-    compare(lambda t: t.clone(), x, dtype_tol=EXACT)
-    compare(lambda t: t.clone(), NonContig(x), dtype_tol=EXACT)
-    compare(lambda t: t.t().contiguous(), x, dtype_tol=EXACT)
+    check_copies(x, dtype_tol=EXACT)
     compare(lambda t, u: t[1:4].copy_(u), x, cmake((3, 7), dtype, seed=1), dtype_tol=EXACT)
 
 
