@@ -31,7 +31,7 @@ FALLBACK_OPS = {
     "sigmoid": torch.sigmoid,
     "tan": torch.tan,
     "addmm": lambda t: torch.addmm(t[:, :4], t, t.t()[:, :4]),
-    "sgn": torch.sgn,
+    "sinh": torch.sinh,
     "cumsum": lambda t: t.cumsum(1),
     "flip": lambda t: t.flip(0),
     "index_select": lambda t: t.index_select(1, torch.tensor([2, 0], device=t.device)),

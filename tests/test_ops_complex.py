@@ -185,7 +185,7 @@ def test_add_alpha(dtype):
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
-@pytest.mark.parametrize("op", ["neg", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "abs"])
+@pytest.mark.parametrize("op", ["neg", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "abs", "sgn"])
 def test_unary(dtype, op):
     # Inputs away from the branch cut of log/sqrt (negative real axis) and
     # from zero, where the CPU and XLA may pick different signs of zero.
@@ -194,6 +194,14 @@ def test_unary(dtype, op):
     fn = getattr(torch, op)
     compare(fn, x, dtype_tol=tol(dtype))
     compare(fn, NonContig(x), dtype_tol=tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_sgn_of_zero_and_in_place(dtype):
+    # sgn(0) is 0 (not NaN), as the CPU's; the in-place form too.
+    x = torch.tensor([0, 3 - 4j, -2j, 0], dtype=dtype)
+    compare(torch.sgn, x, dtype_tol=tol(dtype))
+    compare(lambda t: t.sgn_(), x, dtype_tol=tol(dtype))
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)

@@ -98,8 +98,6 @@ SIGN_FREE = {"linalg.eigh", "linalg.svd", "svd"}
 # every one with its reason). Matched by name prefix, the longest first.
 FALLBACK_REASONS = {
     "chalf": "complex32 (ComplexHalf) is left off the tpu device: PyTorch's CPU support for it is experimental",
-    "fft.": "StableHLO fft over the complex dtypes is not written yet",
-    "stft": "StableHLO fft over the complex dtypes is not written yet",
     "linalg.eig": "eigenvalues and vectors of a general matrix: a nonsymmetric eigensolver (Hessenberg QR) is not "
                   "written yet",
     "hash_tensor": "a uint64 xor-reduction: the dtype gate lists no uint64 reduction but sum and prod yet",
@@ -122,6 +120,9 @@ FAST_OPS = (
     # selections, nan-reductions, masked_scatter/put, renorm and distances (tests/test_ops_selection.py)
     "median", "nanmedian", "kthvalue", "mode", "nansum", "nanmean", "masked_scatter", "put", "renorm",
     "cdist", "dist", "nn.functional.pdist", "nn.functional.pairwise_distance",
+) + (
+    # the FFT primitives (tests/test_ops_fft.py)
+    "fft.fft", "fft.rfft", "fft.irfft",
 )
 SAMPLES_FAST = 2
 SAMPLES_FULL = 4
@@ -210,6 +211,8 @@ def _tensors(torch, obj):
 def _tolerance(op_name: str, dtype) -> tuple[float, float]:
     """(rtol, atol) for a result of `dtype`: by the result's dtype, not the input's
     (rsqrt of int64 returns float32 and is compared as float32)."""
+    if dtype.is_complex:  # each part as a real result of the part dtype
+        dtype = dtype.to_real()
     name = str(dtype).removeprefix("torch.")
     if name not in TOLERANCES:
         name = "float32" if dtype.is_floating_point else "int64"

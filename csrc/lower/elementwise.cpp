@@ -21,9 +21,16 @@ Value Trunc(Builder& b, Value x) {
   return b.Select(neg, b.Unary("ceil", x), b.Unary("floor", x));
 }
 
-// (0 < x) - (x < 0), as PyTorch: NaN gives 0, not NaN.
+// (0 < x) - (x < 0), as PyTorch: NaN gives 0, not NaN. Of a complex x
+// (sgn), x / |x| with each part divided by the real |x|, and 0 at 0, as the
+// CPU's sgn_impl.
 Value Sign(Builder& b, Value x) {
   if (x.dtype() == DType::kBool) return x;
+  if (hlo::IsComplex(x.dtype())) {
+    Value abs = b.Op("stablehlo.abs", {x}, {hlo::TensorType{hlo::ComplexPart(x.dtype()), x.shape()}})[0];
+    Value unit = b.MakeComplex(b.Div(b.Real(x), abs), b.Div(b.Imag(x), abs));
+    return b.Select(b.Cmp(abs, Splat(b, 0, abs), Compare::kEQ), Splat(b, 0, x), unit);
+  }
   if (!hlo::IsFloat(x.dtype())) return b.Unary("sign", x);
   Value zero = Splat(b, 0, x);
   return b.Sub(b.Convert(b.Cmp(x, zero, Compare::kGT), x.dtype()), b.Convert(b.Cmp(x, zero, Compare::kLT), x.dtype()));

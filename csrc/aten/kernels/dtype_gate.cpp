@@ -38,12 +38,14 @@ const std::unordered_set<std::string_view>& ComplexNative() {
       // (floor/trunc division, ordering and in-place abs are refused by the CPU).
       "add", "add_", "sub", "sub_", "mul", "mul_", "div.Tensor", "div.out", "div_.Tensor",
       "neg", "neg_", "exp", "exp_", "log", "log_", "sqrt", "sqrt_", "rsqrt", "rsqrt_",
-      "sin", "sin_", "cos", "cos_", "tanh", "tanh_", "abs", "abs.out",
+      "sin", "sin_", "cos", "cos_", "tanh", "tanh_", "abs", "abs.out", "sgn", "sgn_",
       "eq", "ne", "where",
       // linalg.cpp / reduce.cpp: dot_general and reduce take complex elements
       "mm", "bmm", "mv", "dot", "sum", "mean", "prod",
       // data movement
       "cat", "fill_", "zero_", "_local_scalar_dense", "index_fill", "index_fill_",
+      // fft.cpp: stablehlo.fft
+      "_fft_c2c", "_fft_r2c", "_fft_c2r",
   };
   return ops;
 }

@@ -1,6 +1,6 @@
-// im2col and col2im (nn.functional.unfold / fold) over native ops. Autograd
-// differentiates each through the other, so these two kernels are the whole
-// family. Each spatial dimension is one index_select (im2col) or index_add
+// im2col and col2im (nn.functional.unfold / fold) over native ops, and
+// Tensor.unfold's backward. Autograd differentiates im2col and col2im each
+// through the other, so these kernels are the whole family. Each spatial dimension is one index_select (im2col) or index_add
 // (col2im) with an index vector computed on the device: position
 // i*dilation + o*stride of the padded input for kernel tap i and output
 // position o, so no index tensor is uploaded.
@@ -123,9 +123,28 @@ at::Tensor Col2im(const at::Tensor& self, c10::IntArrayRef output_size, c10::Int
   return batched ? out : out.squeeze(0);
 }
 
+// Tensor.unfold's backward (also istft's overlap-add): element j of window w
+// came from position w*step + j along `dim`, so the gradient is one index_add
+// of the windows' values at those positions (overlaps add up). f16/bf16 add
+// in f32 and round once.
+at::Tensor UnfoldBackward(const at::Tensor& grad_in, at::IntArrayRef input_sizes, int64_t dim, int64_t size,
+                          int64_t step) {
+  if (input_sizes.empty()) return grad_in.reshape({}).clone();  // a 0-dim input's one window
+  dim = at::maybe_wrap_dim(dim, static_cast<int64_t>(input_sizes.size()));
+  const c10::ScalarType dtype = grad_in.scalar_type();
+  at::Tensor grad = (dtype == c10::kHalf || dtype == c10::kBFloat16) ? grad_in.to(c10::kFloat) : grad_in;
+  const auto index = grad.options().dtype(c10::kLong);
+  at::Tensor positions =
+      (at::arange(grad.size(dim), index).mul_(step).unsqueeze(1) + at::arange(size, index).unsqueeze(0)).reshape({-1});
+  at::Tensor values = grad.movedim(-1, dim + 1).flatten(dim, dim + 1);
+  return at::zeros(input_sizes, grad.options()).index_add_(dim, positions, values).to(dtype);
+}
+
 }  // namespace
 
 void RegisterFold() {
+  Impl("unfold_backward", UnfoldBackward);
+  Impl("unfold_backward.out", OutOf<UnfoldBackward>);
   Impl("im2col", Im2col);
   Impl("im2col.out", OutOf<Im2col>);
   Impl("col2im", Col2im);

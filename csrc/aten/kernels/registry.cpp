@@ -45,6 +45,7 @@ void RegisterPoolWindow();
 void RegisterUnpoolMargin();
 // complex.cpp: torch.complex, torch.polar, conj_physical (dtype work of issue 14).
 void RegisterComplex();
+void RegisterFft();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -94,6 +95,7 @@ void RegisterAllOps() {
   RegisterPoolWindow();
   RegisterUnpoolMargin();
   RegisterComplex();
+  RegisterFft();
 }
 
 }  // namespace torchtpu::aten
