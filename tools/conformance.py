@@ -102,7 +102,6 @@ FALLBACK_REASONS = {
                   "written yet",
     "hash_tensor": "a uint64 xor-reduction: the dtype gate lists no uint64 reduction but sum and prod yet",
     "linalg.ldl_": "LDL^T with Bunch-Kaufman pivoting is not written yet",
-    "nn.functional.ctc_loss": "not lowered yet (a dynamic program over time)",
     "nn.functional.fractional_max_pool": "not lowered yet (random window starts per plane)",
     "sparse.": "sparse layouts: tpu tensors are strided (dense) only",
     "to_sparse": "sparse layouts: tpu tensors are strided (dense) only",
@@ -121,8 +120,8 @@ FAST_OPS = (
     "median", "nanmedian", "kthvalue", "mode", "nansum", "nanmean", "masked_scatter", "put", "renorm",
     "cdist", "dist", "nn.functional.pdist", "nn.functional.pairwise_distance",
 ) + (
-    # the FFT primitives (tests/test_ops_fft.py)
-    "fft.fft", "fft.rfft", "fft.irfft",
+    # the FFT primitives (tests/test_ops_fft.py), the CTC loss's recursions (tests/test_ops_ctc_loss.py)
+    "fft.fft", "fft.rfft", "fft.irfft", "nn.functional.ctc_loss",
 )
 SAMPLES_FAST = 2
 SAMPLES_FULL = 4

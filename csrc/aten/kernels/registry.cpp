@@ -46,6 +46,7 @@ void RegisterUnpoolMargin();
 // complex.cpp: torch.complex, torch.polar, conj_physical (dtype work of issue 14).
 void RegisterComplex();
 void RegisterFft();
+void RegisterCtcLoss();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -96,6 +97,7 @@ void RegisterAllOps() {
   RegisterUnpoolMargin();
   RegisterComplex();
   RegisterFft();
+  RegisterCtcLoss();
 }
 
 }  // namespace torchtpu::aten
