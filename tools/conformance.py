@@ -102,7 +102,6 @@ FALLBACK_REASONS = {
                   "written yet",
     "hash_tensor": "a uint64 xor-reduction: the dtype gate lists no uint64 reduction but sum and prod yet",
     "linalg.ldl_": "LDL^T with Bunch-Kaufman pivoting is not written yet",
-    "nn.functional.fractional_max_pool": "not lowered yet (random window starts per plane)",
     "sparse.": "sparse layouts: tpu tensors are strided (dense) only",
     "to_sparse": "sparse layouts: tpu tensors are strided (dense) only",
     "tensor_split": "not comparable here: PyTorch requires tensor_indices_or_sections on the CPU (CUDA raises "

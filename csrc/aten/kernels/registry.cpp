@@ -47,6 +47,7 @@ void RegisterUnpoolMargin();
 void RegisterComplex();
 void RegisterFft();
 void RegisterCtcLoss();
+void RegisterFractionalPool();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -98,6 +99,7 @@ void RegisterAllOps() {
   RegisterComplex();
   RegisterFft();
   RegisterCtcLoss();
+  RegisterFractionalPool();
 }
 
 }  // namespace torchtpu::aten
