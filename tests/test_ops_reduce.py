@@ -204,3 +204,27 @@ def test_softmax_large_values_stable():
 def test_functional_softmax_module():
     compare(lambda t: torch.nn.functional.softmax(t, dim=-1), make((2, 3, 8), F32))
     compare(lambda t: torch.nn.functional.log_softmax(t, dim=1), make((2, 3, 8), BF16))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int64,
+                                   torch.int8, torch.uint8, torch.bool])
+def test_hash_tensor(dtype):
+    # The xor of every value's bits (floats as float64, integers as int64):
+    # exact, including NaN, -0.0 and negative integers.
+    x = make((5, 6), dtype, seed=2)
+    if dtype.is_floating_point:
+        x[0, 0], x[1, 1] = float("nan"), -0.0
+    for fn in (torch.hash_tensor, lambda t: torch.hash_tensor(t, dim=1), lambda t: torch.hash_tensor(t, dim=(0, 1)),
+               lambda t: torch.hash_tensor(t, dim=0, keepdim=True)):
+        compare(fn, x)
+        compare(fn, NonContig(x))
+    compare(lambda t, o: torch.hash_tensor(t, dim=1, out=o), x, torch.empty(0, dtype=torch.uint64))
+
+
+def test_hash_tensor_errors_as_on_cpu():
+    compare(torch.hash_tensor, torch.empty(0))  # no dim for an empty input
+    compare(lambda t: torch.hash_tensor(t, dim=0), torch.empty(0, 3))  # empty reduced dim
+    compare(lambda t: torch.hash_tensor(t, dim=1), torch.empty(0, 3))  # empty result
+    compare(lambda t: torch.hash_tensor(t, mode=1), make((3,)))
+    compare(lambda t, o: torch.hash_tensor(t, out=o), make((3,)), torch.empty(0))
+    compare(torch.hash_tensor, torch.tensor([1, 2], dtype=torch.uint32))

@@ -100,7 +100,6 @@ FALLBACK_REASONS = {
     "chalf": "complex32 (ComplexHalf) is left off the tpu device: PyTorch's CPU support for it is experimental",
     "linalg.eig": "eigenvalues and vectors of a general matrix: a nonsymmetric eigensolver (Hessenberg QR) is not "
                   "written yet",
-    "hash_tensor": "a uint64 xor-reduction: the dtype gate lists no uint64 reduction but sum and prod yet",
     "linalg.ldl_": "LDL^T with Bunch-Kaufman pivoting is not written yet",
     "sparse.": "sparse layouts: tpu tensors are strided (dense) only",
     "to_sparse": "sparse layouts: tpu tensors are strided (dense) only",

@@ -126,6 +126,12 @@ Values LowerReduce(Builder& b, const graph::Node& n, const Values& in) {
     return {finish(b.Div(s, b.Constant(Literal::Float(count), compute, s.shape())))};
   }
   if (kind == "amax" || kind == "amin") return {finish(Extreme(b, x, dims, kind == "amax"))};
+  if (kind == "xor_sum") {
+    // hash_tensor: each value widened to f64 or i64 (compute), its bits read
+    // as u64 and xor-ed together.
+    Value bits = b.BitcastConvert(b.Convert(x, compute), DType::kU64);
+    return {finish(ReduceWith(b, bits, dims, "xor", Literal::Int(0)))};
+  }
   if (kind == "any" || kind == "all") {
     Value p = b.Convert(x, DType::kBool);
     return {finish(ReduceWith(b, p, dims, kind == "any" ? "or" : "and", Literal::Bool(kind == "all")))};

@@ -18,7 +18,7 @@ namespace {
 // CPU refuses for these dtypes (so the gate would refuse it mid-kernel).
 const std::unordered_set<std::string_view>& UnsignedNative() {
   static const std::unordered_set<std::string_view> ops = {
-      "mul", "mul_", "mul.out", "div.Tensor", "div.out", "div_.Tensor",
+      "mul", "mul_", "mul.out", "div.Tensor", "div.out", "div_.Tensor", "hash_tensor",
       "eq", "eq_", "ne", "ne_",
       "bitwise_and", "bitwise_and_", "bitwise_or", "bitwise_or_", "bitwise_xor", "bitwise_xor_",
       "__and__", "__or__", "__xor__", "__iand__", "__ior__", "__ixor__",

@@ -394,7 +394,42 @@ at::Tensor CountNonzero(const at::Tensor& self, c10::IntArrayRef dim) {
 
 }  // namespace
 
+// hash_tensor (mode 0, the only one): the xor of every value's bits, floats
+// widened to float64 and integers and bool to int64 first, a uint64 result.
+at::Tensor HashImpl(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, int64_t mode, at::Tensor* out) {
+  TORCH_CHECK(mode == 0, "Unknown hash_tensor mode: ", mode);
+  if (out) {
+    TORCH_CHECK(out->scalar_type() == c10::kUInt64, "Expected result to be of dtype uint64, but got ",
+                out->scalar_type());
+  }
+  const c10::ScalarType t = self.scalar_type();
+  // The dtype gate lets uint16/32/64 through for the uint64 result; the CPU
+  // has no xor_sum for them.
+  TORCH_CHECK_NOT_IMPLEMENTED(t != c10::kUInt16 && t != c10::kUInt32 && t != c10::kUInt64,
+                              "\"xor_sum_cpu\" not implemented for '", c10::toString(t), "'");
+  TORCH_CHECK(!dim.empty() || self.numel() != 0,
+              "hash_tensor: Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim "
+              "with the 'dim' argument.");
+  std::vector<int64_t> dims = Dims(self, dim);
+  for (int64_t d : dims) {
+    TORCH_CHECK_INDEX(self.dim() == 0 || self.size(d) != 0, "hash_tensor: Expected reduction dim ", d,
+                      " to have non-zero size.");
+  }
+  const c10::ScalarType compute = at::isFloatingType(t) ? c10::kDouble : c10::kLong;
+  OpCall call = Reduction("xor_sum", self, dims, keepdim, compute, c10::kUInt64);
+  return Finish(call, out);
+}
+at::Tensor Hash(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, int64_t mode) {
+  return HashImpl(self, dim, keepdim, mode, nullptr);
+}
+at::Tensor& HashOut(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, int64_t mode, at::Tensor& out) {
+  HashImpl(self, dim, keepdim, mode, &out);
+  return out;
+}
+
 void RegisterReductions() {
+  Impl("hash_tensor", Hash);
+  Impl("hash_tensor.out", HashOut);
   Impl("aminmax", Aminmax);
   Impl("count_nonzero.dim_IntList", CountNonzero);
   Impl("sum", SumAll);
