@@ -185,7 +185,9 @@ def test_add_alpha(dtype):
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
-@pytest.mark.parametrize("op", ["neg", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "abs", "sgn"])
+@pytest.mark.parametrize("op", ["neg", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "abs", "sgn",
+                                "reciprocal", "sigmoid", "tan", "log10", "log2", "log1p", "expm1", "exp2", "sinh",
+                                "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "square"])
 def test_unary(dtype, op):
     # Inputs away from the branch cut of log/sqrt (negative real axis) and
     # from zero, where the CPU and XLA may pick different signs of zero.
@@ -302,3 +304,50 @@ def test_reductions(dtype):
                lambda u: u.mean(1), lambda u: u.prod(1), lambda u: u.prod()):
         compare(fn, x, dtype_tol=t)
         compare(fn, NonContig(x), dtype_tol=t)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_pow(dtype):
+    x = cmake((4, 5), dtype, seed=31, low=0.3, high=2.0)
+    for fn in (lambda t: t ** 2, lambda t: t ** 0.7, lambda t: t ** (0.5 + 1j), lambda t: 2 ** t,
+               lambda t: t ** (t * 0.3), lambda t: t.pow_(3)):
+        compare(fn, x, dtype_tol=tol(dtype))
+        compare(fn, NonContig(x), dtype_tol=tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_special_values(dtype):
+    # isnan/isinf/isfinite look at both parts, as the CPU.
+    inf, nan = float("inf"), float("nan")
+    x = torch.tensor([complex(inf, 0), complex(0, nan), complex(1, 2), complex(-inf, inf), complex(nan, nan),
+                      complex(2, -inf)], dtype=dtype)
+    for fn in (torch.isnan, torch.isinf, torch.isfinite):
+        compare(fn, x, dtype_tol=EXACT)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_scans_and_fused_arithmetic(dtype):
+    x, y = cmake((4, 5), dtype, seed=32), cmake((4, 5), dtype, seed=33, low=1.0, high=2.0)
+    compare(lambda t: t.cumsum(1), x, dtype_tol=tol(dtype))
+    compare(lambda t: t.cumprod(0), NonContig(x), dtype_tol=tol(dtype))
+    compare(lambda a, b: torch.addcmul(a, a, b, value=0.5j), x, y, dtype_tol=tol(dtype))
+    compare(lambda a, b: torch.addcdiv(a, a, b, value=2), x, y, dtype_tol=tol(dtype))
+    compare(lambda a, b, c: torch.baddbmm(a, b, c, alpha=1j, beta=0.5), cmake((2, 4, 3), dtype),
+            cmake((2, 4, 5), dtype, seed=1), cmake((2, 5, 3), dtype, seed=2), dtype_tol=tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_data_movement_by_index(dtype):
+    x, src = cmake((4, 5), dtype, seed=34), cmake((3, 5), dtype, seed=35)
+    idx = torch.tensor([2, 0, 3])
+    cols = torch.tensor([[0, 1]] * 4)
+    for fn, args in [(lambda t: t.flip(0), [x]), (lambda t: t.roll(2, 1), [x]),
+                     (lambda t, i: t.index_select(1, i), [x, idx]), (lambda t, i: t.gather(1, i), [x, cols]),
+                     (lambda t, i: t.scatter(1, i, t[:, :2] * 2), [x, cols]),
+                     (lambda t: t.masked_fill(t.real > 0, 2 + 1j), [x]),
+                     (lambda t, i, s: t.index_put((i,), s), [x, idx, src]),
+                     (lambda t, i, s: t.index_put_((i,), s, accumulate=True), [x, idx, src]),
+                     (lambda t: t.tril(), [x]), (lambda t: t.triu(1), [x]), (lambda t: t[:4, :4].trace(), [x]),
+                     (lambda t: (t * (t.real > 0)).nonzero(), [x]),
+                     (lambda t: torch.eye(3, dtype=t.dtype, device=t.device), [x])]:
+        compare(fn, *args, dtype_tol=tol(dtype))

@@ -337,6 +337,9 @@ const std::map<std::string, Fn>& Table() {
       // --- unary, boolean result
       {"isnan", [](Builder& b, const graph::Node&, const Values& v) { return IsNan(b, v[0]); }},
       {"isinf", [](Builder& b, const graph::Node&, const Values& v) {
+         if (hlo::IsComplex(v[0].dtype())) {  // either part, as the CPU
+           return Or(b, b.Unary("chlo.is_inf", b.Real(v[0])), b.Unary("chlo.is_inf", b.Imag(v[0])));
+         }
          if (!hlo::IsFloat(v[0].dtype())) return b.Constant(Literal::Bool(false), DType::kBool, v[0].shape());
          return b.Unary("chlo.is_inf", v[0]);
        }},
@@ -349,6 +352,9 @@ const std::map<std::string, Fn>& Table() {
          return b.Unary("chlo.is_neg_inf", v[0]);
        }},
       {"isfinite", [](Builder& b, const graph::Node&, const Values& v) {
+         if (hlo::IsComplex(v[0].dtype())) {  // both parts, as the CPU
+           return And(b, b.Unary("is_finite", b.Real(v[0])), b.Unary("is_finite", b.Imag(v[0])));
+         }
          if (!hlo::IsFloat(v[0].dtype())) return b.Constant(Literal::Bool(true), DType::kBool, v[0].shape());
          return b.Unary("is_finite", v[0]);
        }},

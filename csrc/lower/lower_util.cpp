@@ -36,6 +36,7 @@ Values Harmonize(Builder& b, const Values& xs, DType dtype) {
 }
 
 Value IsNan(Builder& b, Value x) {
+  if (hlo::IsComplex(x.dtype())) return Or(b, IsNan(b, b.Real(x)), IsNan(b, b.Imag(x)));  // either part
   if (!hlo::IsFloat(x.dtype())) return b.Constant(Literal::Bool(false), DType::kBool, x.shape());
   return b.Cmp(x, x, hlo::Compare::kNE);
 }

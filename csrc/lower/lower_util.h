@@ -22,9 +22,11 @@ Values Harmonize(Builder& b, const Values& xs, DType dtype);
 inline Value Scalar(Builder& b, double v, DType dtype) { return b.Constant(Literal::Float(v), dtype, {}); }
 // An i64 scalar: loop counters and dynamic-slice starts.
 inline Value I64(Builder& b, int64_t v) { return b.Constant(Literal::Int(v), DType::kI64, {}); }
+// `v` in like's type and shape (a complex `like` gets v + 0i).
 inline Value Splat(Builder& b, double v, const Value& like) {
-  return b.Constant(hlo::IsFloat(like.dtype()) ? Literal::Float(v) : Literal::Int(static_cast<int64_t>(v)),
-                    like.dtype(), like.shape());
+  const bool real_valued = hlo::IsFloat(like.dtype()) || hlo::IsComplex(like.dtype());
+  return b.Constant(real_valued ? Literal::Float(v) : Literal::Int(static_cast<int64_t>(v)), like.dtype(),
+                    like.shape());
 }
 inline Value SplatInt(Builder& b, int64_t v, const Value& like) {
   return b.Constant(Literal::Int(v), like.dtype(), like.shape());

@@ -46,6 +46,16 @@ const std::unordered_set<std::string_view>& ComplexNative() {
       "cat", "fill_", "zero_", "_local_scalar_dense", "index_fill", "index_fill_",
       // fft.cpp: stablehlo.fft
       "_fft_c2c", "_fft_r2c", "_fft_c2r",
+      // elementwise.cpp, more: XLA's and CHLO's transcendental ops take
+      // complex operands (log2/log10 divide by a complex constant)
+      "reciprocal", "reciprocal_", "sigmoid", "sigmoid_", "tan", "tan_", "log10", "log10_", "log2", "log2_",
+      "log1p", "log1p_", "expm1", "expm1_", "pow", "pow_", "exp2", "exp2_", "sinh", "sinh_", "cosh", "cosh_",
+      "asin", "asin_", "acos", "acos_", "atan", "atan_", "asinh", "asinh_", "acosh", "acosh_", "atanh", "atanh_",
+      "addcmul", "addcmul_", "addcdiv", "addcdiv_", "isnan", "isfinite", "isinf", "baddbmm", "baddbmm_",
+      // scans, data movement and selection by index or mask
+      "cumsum", "cumsum_", "cumprod", "cumprod_", "flip", "roll", "index_select", "gather", "scatter", "scatter_",
+      "masked_fill", "masked_fill_", "index_put", "index_put_", "_index_put_impl_", "tril", "tril_", "triu", "triu_",
+      "trace", "nonzero", "eye",
   };
   return ops;
 }
