@@ -120,3 +120,12 @@ def test_cause_of_dtype_group():
     cause, _ = tdt.cause_of('RuntimeError: dtype ComplexFloat is not supported on the tpu device')
     assert cause.startswith("complex/unsigned dtype")
     assert tdt.cause_of("cannot lower index(f32[1,2,3,4], i64[0], i64[2])")[1] == "index"
+
+
+def test_rerun_of_one_device_keeps_the_other():
+    cpu = {"tests": {"t_cpu": {"outcome": "passed"}}}
+    data = {"files": {"test_x": {"k": None, "cpu": cpu, "tpu": {"tests": {}}}}}
+    entry = tdt.start_entry(data, "test_x", None)
+    assert entry["cpu"] is cpu and "tpu" in entry  # re-running tpu replaces only its own
+    assert tdt.start_entry(data, "test_x", "index") == {"k": "index"}  # another -k: a new record
+    assert tdt.start_entry(data, "test_y", None) == {"k": None}

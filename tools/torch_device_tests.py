@@ -48,8 +48,9 @@ Usage:
         [--file-budget 900] [--json docs/torch_tests.json]
     python tools/torch_device_tests.py --render docs/torch_tests.json
 
-Each run merges its files into the JSON (other files' results are kept), and
-rewrites the markdown beside it.
+Each run merges its files into the JSON (other files' results are kept, and
+so are a file's results on a device left out of --devices, when -k is the
+same), and rewrites the markdown beside it.
 """
 from __future__ import annotations
 
@@ -463,6 +464,13 @@ def _dump(data: dict) -> str:
     return encode(data, 0)
 
 
+def start_entry(data: dict, name: str, kexpr) -> dict:
+    """A file's new record: a device not re-run keeps its earlier results
+    when the file ran with the same -k (each device's run replaces its own)."""
+    earlier = data["files"].get(name, {})
+    return dict(earlier) if earlier and earlier.get("k") == kexpr else {"k": kexpr}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="*", help="test file names (test_torch or test_torch.py)")
@@ -495,7 +503,7 @@ def main(argv=None) -> int:
         data["meta"]["note"] = a.note
     for f in a.files:
         name = f[:-3] if f.endswith(".py") else f
-        entry = {"k": a.kexpr}
+        entry = start_entry(data, name, a.kexpr)
         for dev in a.devices.split(","):
             print(f"{name} [{dev}] ...", flush=True)
             r = run_file(a.tests_dir, name, dev, a.kexpr, a.timeout, a.file_budget)
