@@ -100,7 +100,6 @@ FALLBACK_REASONS = {
     "chalf": "complex32 (ComplexHalf) is left off the tpu device: PyTorch's CPU support for it is experimental",
     "linalg.eig": "eigenvalues and vectors of a general matrix: a nonsymmetric eigensolver (Hessenberg QR) is not "
                   "written yet",
-    "linalg.ldl_": "LDL^T with Bunch-Kaufman pivoting is not written yet",
     "sparse.": "sparse layouts: tpu tensors are strided (dense) only",
     "to_sparse": "sparse layouts: tpu tensors are strided (dense) only",
     "tensor_split": "not comparable here: PyTorch requires tensor_indices_or_sections on the CPU (CUDA raises "
@@ -120,6 +119,8 @@ FAST_OPS = (
 ) + (
     # the FFT primitives (tests/test_ops_fft.py), the CTC loss's recursions (tests/test_ops_ctc_loss.py)
     "fft.fft", "fft.rfft", "fft.irfft", "nn.functional.ctc_loss",
+    # Bunch-Kaufman LDL^T (tests/test_ops_linalg_ldl.py)
+    "linalg.ldl_factor", "linalg.ldl_solve",
 )
 SAMPLES_FAST = 2
 SAMPLES_FULL = 4

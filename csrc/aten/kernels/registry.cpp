@@ -48,6 +48,7 @@ void RegisterComplex();
 void RegisterFft();
 void RegisterCtcLoss();
 void RegisterFractionalPool();
+void RegisterLinalgLdl();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -100,6 +101,7 @@ void RegisterAllOps() {
   RegisterFft();
   RegisterCtcLoss();
   RegisterFractionalPool();
+  RegisterLinalgLdl();
 }
 
 }  // namespace torchtpu::aten

@@ -1,0 +1,104 @@
+"""linalg.ldl_factor(_ex) and linalg.ldl_solve on tpu against the CPU's
+LAPACK (sytrf/sytrs, Bunch-Kaufman, lower triangle): LD, pivots (1x1 and
+2x2 blocks, interchanges) and info exactly as the CPU's up to rounding,
+singular and NaN inputs, batches, non-contiguous inputs, out=, and the
+CPU's errors. No CPU fallback (this file fails on one).
+
+Tolerances: float64 1e-10 (the same operations in the same order; only
+XLA's dot-product summation order differs in the solve), float32 the
+op_check bounds scaled by the matrix size (1e-4): a 10x10 factorization
+chains ~10 updates per entry."""
+import pytest
+import torch
+
+from op_check import DEVICE, NonContig, compare, make
+
+TOL = {torch.float64: (1e-10, 1e-10), torch.float32: (1e-4, 1e-4)}
+DTYPES = [torch.float64, torch.float32]
+
+
+def matrices(n, dtype, kind, batch=(3,), seed=0):
+    a = make(batch + (n, n), dtype, seed=seed)
+    if kind == "symmetric":
+        a = a + a.mT
+    elif kind == "zero_pivot":  # a zero leading entry forces an interchange or a 2x2 block
+        a[..., 0, 0] = 0
+    elif kind == "singular":  # a zero first column: info = 1, the column left as it is
+        a[..., :, 0] = 0
+        a[..., 0, :] = 0
+    elif kind == "nan":
+        a[..., -1, -1] = float("nan")
+    return a
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [1, 2, 5, 10])
+@pytest.mark.parametrize("kind", ["general", "symmetric", "zero_pivot", "singular", "nan"])
+def test_factor(kind, n, dtype):
+    a = matrices(n, dtype, kind)
+    compare(torch.linalg.ldl_factor_ex, a, dtype_tol=TOL[dtype])
+    compare(lambda t: torch.linalg.ldl_factor_ex(t.mT), NonContig(a), dtype_tol=TOL[dtype])
+
+
+def test_pivot_kinds_are_exercised():
+    # The samples above must reach every branch of the pivot choice.
+    a = matrices(10, torch.float64, "general", batch=(20,), seed=4)
+    piv = torch.linalg.ldl_factor_ex(a).pivots
+    idx = torch.arange(1, 11)
+    assert (piv < 0).any(), "no 2x2 block"
+    assert ((piv > 0) & (piv != idx)).any(), "no 1x1 interchange"
+    assert (piv == idx).any(), "no 1x1 without interchange"
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_larger_than_lapack_block(dtype):
+    # 70 > sytrf's block size 64: LAPACK's blocked path gives the same pivots.
+    compare(torch.linalg.ldl_factor_ex, make((70, 70), dtype, seed=5), dtype_tol=TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [1, 4, 9])
+def test_solve(n, dtype):
+    a, b = matrices(n, dtype, "general", seed=n), make((3, n, 2), dtype, seed=7)
+    ld, piv = torch.linalg.ldl_factor(a)
+    compare(torch.linalg.ldl_solve, ld, piv, b, dtype_tol=TOL[dtype])
+    compare(torch.linalg.ldl_solve, ld, piv.long(), NonContig(b), dtype_tol=TOL[dtype])
+    # broadcast batches (the CPU's own kernel needs them materialised)
+    compare(lambda l, p, rhs: torch.linalg.ldl_solve(l, p, rhs), ld[:1].expand(3, n, n).contiguous(),
+            piv[:1].expand(3, n).contiguous(), make((2, 3, n, 1), dtype, seed=8)[0], dtype_tol=TOL[dtype])
+    got = torch.linalg.ldl_solve(ld[0].to(DEVICE), piv[0].to(DEVICE), make((4, n, 2), dtype, seed=9).to(DEVICE))
+    assert got.shape == (4, n, 2)
+    symmetric = a[0].tril() + a[0].tril(-1).mT  # the matrix the lower triangle stands for
+    torch.testing.assert_close(got.cpu(), torch.linalg.solve(symmetric, make((4, n, 2), dtype, seed=9)),
+                               rtol=1e-3, atol=1e-3)
+
+
+def test_ldl_factor_raises_on_singular_and_out():
+    compare(torch.linalg.ldl_factor, torch.zeros(3, 3))
+    compare(lambda t: torch.linalg.ldl_factor_ex(t, check_errors=True), torch.zeros(3, 3))
+    a = make((2, 4, 4), torch.float64)
+    compare(lambda t, l, p, i: torch.linalg.ldl_factor_ex(t, out=(l, p, i)), a, torch.empty(0, dtype=torch.float64),
+            torch.empty(0, dtype=torch.int32), torch.empty(0, dtype=torch.int32), dtype_tol=TOL[torch.float64])
+    ld, piv = torch.linalg.ldl_factor(a)
+    compare(lambda l, p, b, o: torch.linalg.ldl_solve(l, p, b, out=o), ld, piv, make((2, 4, 3), torch.float64),
+            torch.empty(0, dtype=torch.float64), dtype_tol=TOL[torch.float64])
+
+
+def test_empty():
+    compare(torch.linalg.ldl_factor_ex, torch.empty(0, 0))
+    compare(torch.linalg.ldl_factor_ex, torch.empty(2, 0, 0))
+    ld, piv = torch.linalg.ldl_factor(torch.eye(3))
+    compare(torch.linalg.ldl_solve, ld, piv, torch.empty(3, 0))
+
+
+def test_errors_as_on_cpu():
+    ld, piv = torch.linalg.ldl_factor(torch.eye(3))
+    compare(torch.linalg.ldl_factor_ex, make((3, 4)))
+    compare(torch.linalg.ldl_factor_ex, make((3,)))
+    compare(torch.linalg.ldl_factor_ex, make((3, 3), torch.bfloat16))
+    compare(torch.linalg.ldl_factor_ex, torch.ones(3, 3, dtype=torch.int64))
+    compare(torch.linalg.ldl_solve, ld, piv.float(), make((3, 2)))
+    compare(torch.linalg.ldl_solve, ld, piv[:2], make((3, 2)))
+    compare(torch.linalg.ldl_solve, ld, piv, make((3,)))
+    compare(torch.linalg.ldl_solve, ld, piv, make((4, 2)))
+    compare(torch.linalg.ldl_solve, ld, piv, make((3, 2), torch.float64))
