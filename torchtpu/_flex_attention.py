@@ -2,13 +2,27 @@
 
 `torch.nn.attention.flex_attention.flex_attention` refuses devices outside a
 fixed list (`_validate_device`: cuda, cpu, xpu, hpu, mps) before it reaches
-the `flex_attention` higher-order op. Past that check everything already
-works on tpu through our kernels, eager and under torch.compile(backend="tpu"),
-forward and backward: the op's dense implementation (PyTorch's own, for
-devices without a fused kernel) runs score_mod and mask_mod through vmap
-over ordinary ATen ops, and `create_block_mask` is ordinary ATen ops too.
-So we let tpu tensors through that one check, and keep every other device's
-behaviour (the CPU still refuses backward, as PyTorch does).
+the `flex_attention` higher-order op. We let tpu tensors through that one
+check and keep every other device's behaviour (the CPU still refuses
+backward, as PyTorch does).
+
+The op and its backward (`flex_attention_backward`) get a tpu kernel at
+DispatchKey.PrivateUse1, where they arrive below autograd both eager
+(flex_attention compiles the op call with Dynamo's "eager" backend, and the
+op's autograd function calls it again below autograd) and when the AOT graphs
+of torch.compile(backend="tpu") run (the graphs keep the ops as nodes).
+That kernel (_flex_attention_sparse.py) uses the block mask's sparsity: each
+query block gathers only the key/value blocks its row lists, so blocks a
+mask leaves out cost nothing; forward and backward are a fixed number of ATen
+ops that XLA compiles into one program, with no host reads. Where the
+gathered width would cover every key (a causal mask: its last row lists all
+blocks) or the shapes do not fit (sequence not a multiple of the block size,
+mask heads/batch that do not broadcast), it runs PyTorch's dense
+implementation (score_mod and mask_mod vmapped over the full score matrix),
+the op's CompositeExplicitAutograd kernel, which is what every tpu call ran
+before. The gathered width must be a shape, so create_block_mask on tpu reads
+the largest block counts once when it builds the mask and BlockMask.as_tuple
+hands the op index tensors cut to that width (see that module).
 
 Under `torch.autocast("tpu")` the op needs a kernel at AutocastPrivateUse1:
 PyTorch registers the forward-only autocast shim for AutocastCPU and
@@ -16,9 +30,8 @@ AutocastCUDA only; we register the same for ours (cast q, k, v to the
 autocast dtype, redispatch with the autocast key excluded), and let the
 backward op fall through that key as it falls through CUDA's.
 
-Block sparsity is not used: the dense implementation computes every score
-and applies the mask elementwise, so a sliding-window mask costs what the
-full causal one costs (docs/benchmarks.md measures it).
+docs/benchmarks.md ("FlexAttention: sliding window against causal") measures
+a sliding-window mask against the causal one at sequence 2048.
 """
 from __future__ import annotations
 
@@ -43,7 +56,29 @@ def allow_tpu() -> None:
     _validate_device.__wrapped__ = original
     fa._validate_device = _validate_device
     _register_autocast()
+    _register_block_sparse()
     _installed = True
+
+
+def _register_block_sparse() -> None:
+    """The forward and backward ops for tpu tensors: block-sparse where the
+    mask allows it, PyTorch's dense implementation otherwise
+    (_flex_attention_sparse.py). The ops reach DispatchKey.PrivateUse1 for
+    tpu tensors below autograd, eager (through the "eager" Dynamo backend
+    flex_attention compiles itself with) and when the AOT graphs of
+    torch.compile(backend="tpu") run; without a kernel there they resolve to
+    the dense CompositeExplicitAutograd one."""
+    from torch._C import DispatchKey
+    from torch._higher_order_ops.flex_attention import flex_attention as hop
+    from torch._higher_order_ops.flex_attention import flex_attention_backward
+
+    from . import _flex_attention_sparse as sparse
+
+    sparse.install_mask_widths()
+    if DispatchKey.PrivateUse1 not in hop.py_kernels:
+        hop.py_impl(DispatchKey.PrivateUse1)(sparse.forward)
+    if DispatchKey.PrivateUse1 not in flex_attention_backward.py_kernels:
+        flex_attention_backward.py_impl(DispatchKey.PrivateUse1)(sparse.backward)
 
 
 def _register_autocast() -> None:
