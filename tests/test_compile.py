@@ -2,6 +2,7 @@
 backward each one program, replayed without the dispatcher, mutations of
 inputs and buffers honoured, graph breaks, shapes, and the examples training
 like the CPU."""
+import copy
 import os
 import sys
 
@@ -157,3 +158,25 @@ def test_compiled_nanogpt_trains_like_cpu(compile_step):
     tpu = nanogpt.train("tpu", 20, compile_backend="tpu", compile_step=compile_step)
     assert torchtpu.fallback_stats() == {}, torchtpu.fallback_stats()
     _same_curve(tpu, nanogpt.train("cpu", 20), 1e-3)
+
+
+def test_region_with_index_ops_replays_and_checks_indices():
+    # Embedding and index_select add device-side range checks (extra program
+    # results): the region still replays, and a bad index under replay raises.
+    torch.manual_seed(0)
+    emb, lin = torch.nn.Embedding(10, 4), torch.nn.Linear(4, 2)
+
+    def f(e, l, idx):  # (a CPU tensor from outside would be a CPU input: no replay)
+        return l(e(idx)).index_select(0, torch.tensor([0, 2], device=idx.device))
+
+    emb_t, lin_t = copy.deepcopy(emb).to("tpu"), copy.deepcopy(lin).to("tpu")
+    compiled = torch.compile(lambda idx: f(emb_t, lin_t, idx), backend="tpu")
+    with torch.no_grad():
+        compiled(torch.tensor([1, 2, 3], device="tpu")).cpu()
+        before = experimental.fused_stats()
+        got = compiled(torch.tensor([4, 5, 6], device="tpu")).cpu()
+        assert experimental.fused_stats()["nodes_recorded"] == before["nodes_recorded"]  # replayed
+        torch.testing.assert_close(got, f(emb, lin, torch.tensor([4, 5, 6])))
+        with pytest.raises(IndexError, match="out of bounds"):
+            compiled(torch.tensor([4, 50, 6], device="tpu")).cpu()
+        assert compiled(torch.tensor([7, 8, 9], device="tpu")).cpu().shape == (2, 2)

@@ -9,6 +9,7 @@
 #include "aten/runtime/dtype.h"
 #include "aten/runtime/errors.h"
 #include "aten/runtime/generator.h"
+#include "aten/runtime/index_checks.h"
 #include "aten/runtime/runtime.h"
 #include "aten/runtime/storage.h"
 #include "aten/runtime/program_range.h"
@@ -36,6 +37,7 @@ GraphCapture::GraphCapture() {
   previous_mode_ = CurrentEagerMode();
   SetEagerMode(EagerMode::kFused);
   draws_at_begin_ = DrawCount();
+  SetIndexCheckRecorder(&checks_);
   SetCutObserver([this](const CutRecord& r, CutReason) {
     Seen s;
     if (r.entry == nullptr) {  // ran op by op: nothing to replay (End fails)
@@ -62,6 +64,7 @@ void GraphCapture::Finish() {
   if (finished_) return;
   finished_ = true;
   SetCutObserver(nullptr);
+  SetIndexCheckRecorder(nullptr);
   SetEagerMode(previous_mode_);
 }
 
@@ -154,6 +157,14 @@ std::shared_ptr<GraphReplay> GraphCapture::End(const std::vector<at::Tensor>& in
     }
     replay->outputs_.push_back(std::move(out));
   }
+  // The region's index checks: their flags are program results the pending
+  // checks hold, which a replay hands over the same way.
+  for (const RecordedCheck& c : checks_) {
+    auto res = result_of.find(c.storage_id);
+    if (res == result_of.end() || claimed.count(c.storage_id)) continue;
+    replay->checks_.emplace_back(res->second, c.op);
+    claimed[c.storage_id] = true;
+  }
   for (const auto& ids : s.output_ids) {
     for (uint64_t id : ids) {
       if (!claimed.count(id)) return fail("the region wrote a tensor that is neither an input nor an output");
@@ -201,6 +212,12 @@ std::optional<std::vector<std::optional<at::Tensor>>> GraphReplay::Run(const std
   for (auto& r : result.outputs.at(0)) results.emplace_back(std::move(r));
 
   for (const auto& [r, j] : mutations_) SetBuffer(StorageOf(inputs[j]), results.at(r), result_types_.at(r).dtype);
+  for (const auto& [r, op] : checks_) {
+    const hlo::TensorType& type = result_types_.at(r);
+    at::Tensor flags = at::empty({type.numel()}, at::TensorOptions().dtype(ToTorch(type.dtype)).device(TpuDevice(device_)));
+    SetBuffer(StorageOf(flags), results.at(r), type.dtype);
+    AddIndexCheck(device_, std::move(flags), op);
+  }
   std::unordered_map<int, at::Tensor> fresh;  // program result -> the storage's base tensor
   std::vector<std::optional<at::Tensor>> outs;
   for (const Output& o : outputs_) {

@@ -16,6 +16,7 @@
 
 #include "aten/runtime/eager_mode.h"
 #include "aten/runtime/fused_executor.h"
+#include "aten/runtime/index_checks.h"
 
 namespace torchtpu::aten {
 
@@ -54,6 +55,7 @@ class GraphCapture {
     std::vector<std::vector<uint64_t>> output_ids;  // storage ids per program result
   };
   std::vector<Seen> seen_;
+  std::vector<RecordedCheck> checks_;  // index checks the region added
   EagerMode previous_mode_;
   uint64_t draws_at_begin_ = 0;
   bool finished_ = false;
@@ -99,6 +101,9 @@ class GraphReplay {
   std::vector<Arg> args_;
   std::vector<std::pair<int, int>> mutations_;  // (program result, input)
   std::vector<Output> outputs_;
+  // Program results that are index-check flags: each replay hands them to
+  // the pending checks (index_checks.h), as the kernels' launches do.
+  std::vector<std::pair<int, std::string>> checks_;  // (program result, op)
   int64_t replays_ = 0;
 };
 

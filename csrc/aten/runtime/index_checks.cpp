@@ -67,12 +67,18 @@ void RaiseFirstFailure(std::vector<PendingCheck>& checks) {
                     "TORCHTPU_CHECKS=off leaves it out)");
 }
 
+// The capture recording this thread's checks (SetIndexCheckRecorder).
+thread_local std::vector<RecordedCheck>* t_recorder = nullptr;
+
 }  // namespace
 
 void SetIndexChecksEnabled(bool on) { g_enabled.store(on); }
 bool IndexChecksEnabled() { return g_enabled.load(); }
 
+void SetIndexCheckRecorder(std::vector<RecordedCheck>* recorder) { t_recorder = recorder; }
+
 void AddIndexCheck(int device, at::Tensor flags, std::string op) {
+  if (t_recorder) t_recorder->push_back(RecordedCheck{StorageOf(flags).id, op});
   std::vector<PendingCheck> oldest;
   {
     Checks& c = TheChecks();

@@ -11,7 +11,9 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace torchtpu::aten {
 
@@ -36,5 +38,14 @@ void RaiseFailedIndexChecks(int device);
 
 // Number of checks not read yet (tests, statistics).
 int64_t PendingIndexChecks();
+
+// Graph capture (graph_capture.cpp) records the checks its region adds, so a
+// replay of the region adds the same checks on its own results.
+struct RecordedCheck {
+  uint64_t storage_id;  // the flags tensor's storage
+  std::string op;
+};
+// While set, AddIndexCheck on this thread also appends to `recorder` (null: off).
+void SetIndexCheckRecorder(std::vector<RecordedCheck>* recorder);
 
 }  // namespace torchtpu::aten
