@@ -108,6 +108,21 @@ Value C2cBack(Builder& b, Value x, int64_t count, bool forward, double* divided)
   return x;
 }
 
+// Complex transforms over the trailing `count` dims but the last (the
+// half-spectrum dim of r2c/c2r): that dim is rotated to the front of the
+// block, out of C2cBack's way, and back.
+Value C2cAllButLast(Builder& b, Value x, int64_t count, bool forward, double* divided) {
+  if (count <= 1) return x;
+  const int64_t rank = static_cast<int64_t>(x.shape().size());
+  std::vector<int64_t> perm(rank);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::rotate(perm.end() - count, perm.end() - 1, perm.end());
+  Value rotated = C2cBack(b, b.Transpose(x, perm), count - 1, forward, divided);
+  std::vector<int64_t> back(rank);
+  for (int64_t i = 0; i < rank; ++i) back[perm[i]] = i;
+  return b.Transpose(rotated, back);
+}
+
 // _fft_c2c: attrs: 0 dims, 1 normalization, 2 forward. inputs: complex x.
 REGISTER_LOWERING("fft.c2c", [](Builder& b, const graph::Node& n, const Values& in) {
   Value x = in[0];
@@ -139,18 +154,7 @@ REGISTER_LOWERING("fft.r2c", [](Builder& b, const graph::Node& n, const Values& 
     const int64_t last = half.back();
     half.back() = last / 2 + 1;
     y = Fft(b, moved, "RFFT", {last}, hlo::TensorType{complex, half});
-    if (count > 1) {
-      // The other dims sit just before the last one.
-      std::vector<int64_t> perm(rank);
-      std::iota(perm.begin(), perm.end(), 0);
-      std::rotate(perm.end() - count, perm.end() - 1, perm.end());  // last dim first among them
-      Value rotated = b.Transpose(y, perm);
-      // Now dims [rank-count+1, rank) are the other transformed dims.
-      rotated = C2cBack(b, rotated, count - 1, /*forward=*/true, &divided);
-      std::vector<int64_t> back(rank);
-      for (int64_t i = 0; i < rank; ++i) back[perm[i]] = i;
-      y = b.Transpose(rotated, back);
-    }
+    y = C2cAllButLast(b, y, count, /*forward=*/true, &divided);
   } else {
     y = C2cBack(b, b.Convert(moved, complex), count, /*forward=*/true, &divided);
   }
@@ -172,17 +176,7 @@ REGISTER_LOWERING("fft.c2r", [](Builder& b, const graph::Node& n, const Values& 
   const int64_t count = static_cast<int64_t>(dims.size());
   if (moved.shape().back() > out_last / 2 + 1) moved = b.SliceDim(moved, rank - 1, 0, out_last / 2 + 1);
   double divided = static_cast<double>(out_last);  // by the IRFFT below
-  if (count > 1) {
-    // The inverse complex transform over the other dims first: rotate the
-    // last dim to the front of the transformed block, transform the rest.
-    std::vector<int64_t> perm(rank);
-    std::iota(perm.begin(), perm.end(), 0);
-    std::rotate(perm.end() - count, perm.end() - 1, perm.end());
-    Value rotated = C2cBack(b, b.Transpose(moved, perm), count - 1, /*forward=*/false, &divided);
-    std::vector<int64_t> back(rank);
-    for (int64_t i = 0; i < rank; ++i) back[perm[i]] = i;
-    moved = b.Transpose(rotated, back);
-  }
+  moved = C2cAllButLast(b, moved, count, /*forward=*/false, &divided);  // before the IRFFT
   hlo::Shape real_shape = moved.shape();
   real_shape.back() = out_last;
   const DType part = hlo::ComplexPart(x.dtype());
