@@ -180,3 +180,22 @@ def test_region_with_index_ops_replays_and_checks_indices():
         with pytest.raises(IndexError, match="out of bounds"):
             compiled(torch.tensor([4, 50, 6], device="tpu")).cpu()
         assert compiled(torch.tensor([7, 8, 9], device="tpu")).cpu().shape == (2, 2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_grouped_mm_compiles_in_float32(dtype):
+    # transformers' MoE layers call grouped_mm on tpu in every dtype; torch's
+    # meta function only takes bfloat16 (torchtpu/_grouped_mm_meta.py).
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(64, 16, generator=g).to(dtype), torch.randn(4, 16, 8, generator=g).to(dtype)
+    offs = torch.tensor([10, 30, 30, 64], dtype=torch.int32)
+
+    def f(x, w, o):
+        return torch.nn.functional.grouped_mm(x, w, offs=o).relu()
+
+    got = torch.compile(f, backend="tpu")(a.to("tpu"), b.to("tpu"), offs.to("tpu"))
+    assert got.dtype == dtype
+    torch.testing.assert_close(got.cpu(), f(a, b, offs), rtol=1e-5 if dtype == torch.float32 else 1.6e-2,
+                               atol=1e-5 if dtype == torch.float32 else 1e-2)
+    with pytest.raises(Exception, match="Offsets tensor"):  # the checks are still made
+        torch.compile(f, backend="tpu")(a.to("tpu"), b.to("tpu"), offs.to("tpu").long())

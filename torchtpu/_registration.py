@@ -50,6 +50,10 @@ def register() -> None:
     # torch's flex_attention checks the device against a fixed list (_flex_attention.py).
     from ._flex_attention import allow_tpu
     allow_tpu()
+    # torch's meta of _grouped_mm takes bfloat16 only (CUDA's rule); transformers'
+    # MoE layers compile it on tpu in every dtype (_grouped_mm_meta.py).
+    from ._grouped_mm_meta import install as install_grouped_mm_meta
+    install_grouped_mm_meta()
     _register_distributed()
     _registered = True
 
