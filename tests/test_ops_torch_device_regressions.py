@@ -145,3 +145,32 @@ def test_addcdiv_integer_raises_like_cpu(dtype):
         torch.addcdiv(a.to(DEVICE), a.to(DEVICE), a.to(DEVICE))
     # A float divisor is fine (the result promotes as on the CPU).
     compare(lambda a, b, c: torch.addcdiv(a, b, c, value=2), a.float(), a, a.float() + 1)
+
+
+def test_add_alpha_checks():
+    # PyTorch's test_add: alpha must fit the result dtype (alpha_check).
+    i8 = torch.tensor([1], dtype=torch.int8)
+    f = make((2,))
+    compare(lambda a, b: torch.add(a, b, alpha=True), i8, i8)
+    compare(lambda a, b: torch.add(a, b, alpha=1.0), i8, i8)
+    compare(lambda a, b: torch.sub(a, b, alpha=2.5), i8, i8)
+    compare(lambda a, b: torch.add(a, b, alpha=complex(0.1, 0.2)), f, f)
+    compare(lambda a, b: torch.add(a, b, alpha=True), torch.tensor([True]), torch.tensor([False]))
+    compare(lambda a, b: torch.add(a, b, alpha=2), i8, i8)
+    compare(lambda a, b: torch.add(a, b, alpha=0.5), f, f)
+
+
+def test_linspace_into_expanded_out_raises():
+    # PyTorch's test_linlogspace_mem_overlap: an out whose elements overlap.
+    compare(lambda o: torch.linspace(1, 10, 10, out=o.expand(10)), make((1,)))
+
+
+@pytest.mark.parametrize("n", [17, 100, 129])
+def test_cummax_cummin_lengths_not_a_power_of_two(n):
+    # PyTorch's test_cummax_cummin (100 x 100): XLA's CPU compiler failed on a
+    # variadic prefix reduce_window longer than 16 that is not a power of two.
+    x = make((3, n))
+    x[0, n // 2] = float("nan")
+    for fn in (torch.cummax, torch.cummin):
+        compare(lambda t: fn(t, 1), x, dtype_tol=(0.0, 0.0))
+        compare(lambda t: fn(t, 0), NonContig(x.t().contiguous()), dtype_tol=(0.0, 0.0))

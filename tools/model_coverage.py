@@ -350,6 +350,9 @@ def render_md(report: dict) -> str:
              "`docs/support/models.json`).\n")
     L.append(f"- command: `{report.get('command')}`")
     L.append(f"- generated: {report.get('generated')}; {report.get('versions')}")
+    for rerun in report.get("reruns", []):  # features of some models run again and merged in
+        L.append(f"- re-run {rerun['generated']}: `{rerun['command']}` (features {', '.join(rerun['features'])}; "
+                 f"{rerun['models']} models' results replaced)")
     lim = report.get("limits", {})
     L.append(f"- limits: {lim}")
     modes = report.get("modes", {})

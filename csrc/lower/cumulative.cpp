@@ -43,14 +43,35 @@ Literal Highest(DType d) {
 }
 
 // A reduce_window over the prefix of each position along `dim`.
+//
+// XLA's CPU pipeline rewrites a long reduce_window into a tree over a
+// power-of-two length, and for a variadic one (cummax's value and index)
+// whose length is not a power of two and above 16 it builds a tuple of the
+// wrong element types: the compile fails with a RET_CHECK
+// (ShapeUtil::CompatibleIgnoringFpPrecision). Variadic scans are therefore
+// padded at the end with the inits to a power of two (later positions do not
+// change a prefix) and sliced back.
 Values PrefixScan(Builder& b, const Values& xs, const Values& inits, int64_t dim, const hlo::RegionFn& body) {
   const int64_t rank = xs[0].rank();
   const int64_t len = xs[0].shape()[dim];
+  int64_t scanned = std::max<int64_t>(len, 1);
+  Values ins = xs;
+  if (xs.size() > 1 && len > 16 && (len & (len - 1)) != 0) {
+    scanned = 1;
+    while (scanned < len) scanned *= 2;
+    std::vector<int64_t> zeros(rank, 0), high(rank, 0);
+    high[dim] = scanned - len;
+    for (size_t i = 0; i < xs.size(); ++i) ins[i] = b.Pad(xs[i], inits[i], zeros, high, zeros);
+  }
   std::vector<int64_t> window(rank, 1), ones(rank, 1);
   std::vector<std::pair<int64_t, int64_t>> padding(rank, {0, 0});
-  window[dim] = std::max<int64_t>(len, 1);
-  padding[dim] = {std::max<int64_t>(len - 1, 0), 0};
-  return b.ReduceWindow(xs, inits, window, ones, ones, ones, padding, body);
+  window[dim] = scanned;
+  padding[dim] = {scanned - 1, 0};
+  Values out = b.ReduceWindow(ins, inits, window, ones, ones, ones, padding, body);
+  if (scanned != std::max<int64_t>(len, 1)) {
+    for (Value& v : out) v = b.SliceDim(v, dim, 0, len);
+  }
+  return out;
 }
 
 // attrs: 0 max (true: cummax, false: cummin), 1 dim. input: self.

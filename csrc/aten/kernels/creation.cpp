@@ -3,6 +3,7 @@
 // over empty + fill_. Start, step and fill values are runtime scalars, so a
 // new value never compiles a new program.
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 
 #include <cmath>
@@ -64,6 +65,7 @@ at::Tensor& ArangeOut(const c10::Scalar& start, const c10::Scalar& end, const c1
 at::Tensor& LinspaceOut(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, at::Tensor& out) {
   TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
   at::native::resize_output(out, {steps});
+  at::assert_no_internal_overlap(out);  // an expanded out, as the CPU's iterator refuses it
   if (steps == 0) return out;
   if (steps == 1) return Fill(out, start);
   c10::ScalarType acc = at::isIntegralType(out.scalar_type(), true) ? c10::kDouble : out.scalar_type();

@@ -202,6 +202,13 @@ void BoxedElementwise(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
                   "invert a mask, use the `~` or `logical_not()` operator instead.");
     }
   }
+  if (alpha) {  // PyTorch's alpha_check, on the common dtype
+    TORCH_CHECK(!alpha->isBoolean() || common == c10::kBool, "Boolean alpha only supported for Boolean results.");
+    TORCH_CHECK(at::isFloatingType(common) || at::isComplexType(common) || alpha->isIntegral(/*includeBool=*/true),
+                "For integral input tensors, argument alpha must not be a floating point number.");
+    TORCH_CHECK(at::isComplexType(common) || !alpha->isComplex(),
+                "For non-complex input tensors, argument alpha must not be a complex number.");
+  }
   if (inplace) {
     TORCH_CHECK(c10::canCast(result, operands[0].tensor.scalar_type()), "result type ", result,
                 " can't be cast to the desired output type ", operands[0].tensor.scalar_type());
