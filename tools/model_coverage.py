@@ -462,9 +462,11 @@ LEFT_MD = """## What is left, and why
 - **The issue's targets are not all reached** (>= 98.5% executing and >= 97.5% matching over >= 300
   architectures; >= 90% of executing models with no CPU fallback, which is met: see the summary). What keeps
   the others below, by cause (the table of failures above):
-  - `torch.compile(backend="tpu")` fails in fake-tensor tracing on some transformers families ("RuntimeError
-    when making fake tensor call": AXK1/AXK2, Afmoe, Aria) and on SEW-D ("view size is not compatible"):
-    the largest cause of models that do not execute, each working in every eager mode.
+  - `torch.compile(backend="tpu")` failed in fake-tensor tracing on the transformers mixture-of-experts
+    families (AXK1/AXK2, Afmoe, AriaText, Mixtral): transformers sends every `tpu` model through
+    `grouped_mm` in any dtype and torch's meta function takes bfloat16 only. Fixed on 2026-12-05
+    (`torchtpu/_grouped_mm_meta.py`); those 9 models' compiled feature was re-run and merged (the "re-run"
+    line above). SEW-D still fails to compile ("view size is not compatible").
   - AfmoeForCausalLM: its router gate is zero-initialised, so every expert's score is sigmoid(0) = 0.5 and
     `torch.topk` chooses among ties, whose order PyTorch leaves unspecified: the CPU's kernel picks experts 2
     and 3, tpu 0 and 1, and every feature differs from there. Neither result is wrong.
