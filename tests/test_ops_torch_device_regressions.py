@@ -174,3 +174,17 @@ def test_cummax_cummin_lengths_not_a_power_of_two(n):
     for fn in (torch.cummax, torch.cummin):
         compare(lambda t: fn(t, 1), x, dtype_tol=(0.0, 0.0))
         compare(lambda t: fn(t, 0), NonContig(x.t().contiguous()), dtype_tol=(0.0, 0.0))
+
+
+@pytest.mark.parametrize("src", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("to", [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+                                torch.uint16])
+def test_float_to_int_conversion_beyond_the_range(to, src):
+    # PyTorch's test_float_to_int_conversion_finite: float min/max, NaN, inf
+    # and values beyond int32 convert as on the CPU (x86's integer-indefinite
+    # INT_MIN for int32/int64, the narrow types through int32), not saturated.
+    big = torch.finfo(torch.float).max
+    vals = torch.tensor([-big, -2, -1.5, -0.5, 0, 0.5, 1.5, 2, big, float("nan"), float("inf"), -float("inf"),
+                         3e9, -3e9, 40000.5, -40000.5, 300.7, -200.2]).to(src)
+    compare(lambda t: t.to(to), vals)
+    compare(lambda t: t.to(to), NonContig(vals))

@@ -1,6 +1,7 @@
 #include "hlo/builder.h"
 
 #include <algorithm>
+#include <limits>
 #include <sstream>
 
 namespace torchtpu::hlo {
@@ -298,14 +299,13 @@ Value Builder::Convert(Value x, DType to) {
     Value re = Convert(x, ComplexPart(to));
     return MakeComplex(re, Constant(Literal::Float(0.0), re.dtype(), re.shape()));
   }
-  // Floats to uint16/32 go through i64, so negative values wrap as C casts
-  // do on x86 (-1.0 -> 65535), where XLA would saturate to 0. uint64: the
-  // negative ones through i64 (then the same bits), the rest directly, so
-  // values in [2^63, 2^64) keep their magnitude. Values outside the integer's
-  // range are undefined in C and not matched.
-  if (IsFloat(x.dtype()) && (to == DType::kU16 || to == DType::kU32)) {
-    return Convert(Convert(x, DType::kI64), to);
-  }
+  // Floats to uint32 go through i64, so negative values wrap as C casts do
+  // on x86 (-1.0 -> 4294967295), where XLA would saturate to 0 (uint16 goes
+  // through i32 with the narrow types below). uint64: the negative ones
+  // through i64 (then the same bits), the rest directly, so values in
+  // [2^63, 2^64) keep their magnitude. Beyond those ranges the CPU's uint32
+  // and uint64 results depend on its vector code and are not matched.
+  if (IsFloat(x.dtype()) && to == DType::kU32) return Convert(Convert(x, DType::kI64), to);
   if (IsFloat(x.dtype()) && to == DType::kU64) {
     Value wrapped = BitcastConvert(Convert(x, DType::kI64), DType::kU64);
     Value direct = Op("stablehlo.convert", {x}, {TensorType{to, x.shape()}})[0];
@@ -324,10 +324,23 @@ Value Builder::Convert(Value x, DType to) {
     }
     return Op("stablehlo.convert", {x}, {TensorType{to, x.shape()}})[0];
   }
-  // Floats to narrow integers go through i64 so out-of-range values wrap, as
-  // C casts do on x86 (and so PyTorch's CPU kernels), instead of saturating.
-  if (IsFloat(x.dtype()) && (to == DType::kU8 || to == DType::kI8 || to == DType::kI16)) {
-    x = Convert(x, DType::kI64);
+  // Floats to i32/i64: a value outside the integer's range (and NaN) gives
+  // x86's "integer indefinite" INT_MIN, as cvttss2si and so PyTorch's CPU
+  // kernels (and NumPy) do, where XLA would saturate. Floats to narrow
+  // integers go through i32 and wrap, as C casts do on x86 (a 32-bit
+  // cvttss2si, then truncation), so values beyond i32 give the low bits of
+  // INT32_MIN (0), again the CPU's result.
+  if (IsFloat(x.dtype()) && (to == DType::kI32 || to == DType::kI64)) {
+    const double limit = to == DType::kI32 ? 2147483648.0 : 9223372036854775808.0;
+    Value in_range = Binary("and", Cmp(x, Constant(Literal::Float(-limit), x.dtype(), x.shape()), Compare::kGE),
+                            Cmp(x, Constant(Literal::Float(limit), x.dtype(), x.shape()), Compare::kLT));
+    Value converted = Op("stablehlo.convert", {x}, {TensorType{to, x.shape()}})[0];
+    Literal indefinite = Literal::Int(to == DType::kI32 ? std::numeric_limits<int32_t>::min()
+                                                        : std::numeric_limits<int64_t>::min());
+    return Select(in_range, converted, Constant(indefinite, to, x.shape()));
+  }
+  if (IsFloat(x.dtype()) && (to == DType::kU8 || to == DType::kI8 || to == DType::kI16 || to == DType::kU16)) {
+    x = Convert(x, DType::kI32);
   }
   // Bools to floats go through u8: XLA's algebraic simplifier rewrites
   // multiply(A, convert(pred)) into select(pred, A, 0), which loses IEEE
