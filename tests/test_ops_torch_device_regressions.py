@@ -188,3 +188,19 @@ def test_float_to_int_conversion_beyond_the_range(to, src):
                          3e9, -3e9, 40000.5, -40000.5, 300.7, -200.2]).to(src)
     compare(lambda t: t.to(to), vals)
     compare(lambda t: t.to(to), NonContig(vals))
+
+
+@pytest.mark.parametrize("dim", range(4))
+def test_cat_keeps_channels_last(dim):
+    # PyTorch's test_cat_in_channels_last / test_cat_preserve_channels_last:
+    # inputs sharing a memory format give a result in that format.
+    x, y = make((2, 5, 4, 3)), make((2, 5, 4, 3), seed=1)
+    got = compare(lambda a, b: torch.cat((a.contiguous(memory_format=torch.channels_last),
+                                          b.contiguous(memory_format=torch.channels_last)), dim), x, y)
+    assert got.is_contiguous(memory_format=torch.channels_last)
+    mixed = compare(lambda a, b: torch.cat((a.contiguous(memory_format=torch.channels_last), b), dim), x, y)
+    assert mixed.is_contiguous()
+    cl3d = torch.channels_last_3d
+    got3d = compare(lambda a: torch.cat((a.contiguous(memory_format=cl3d), a.contiguous(memory_format=cl3d)), dim),
+                    make((2, 3, 2, 4, 3)))
+    assert got3d.is_contiguous(memory_format=cl3d)

@@ -1,10 +1,12 @@
 // Shape ops that move data: cat, flip, roll, tril/triu. Pure view ops
 // (permute, expand, select, slice, squeeze, ...) are PyTorch's own
 // metadata-only composites over as_strided (views.cpp).
-#include <ATen/MemoryOverlap.h>
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
+
+#include <algorithm>
 
 #include "aten/runtime/dtype.h"
 #include "aten/runtime/op_call.h"
@@ -49,6 +51,28 @@ at::Tensor CatImpl(const at::ITensorListRef& tensors, int64_t dim, at::Tensor* o
   if (nonempty.empty()) {
     if (out) { at::native::resize_output(*out, shape); return *out; }
     return at::empty(shape, ref.options().dtype(result));
+  }
+  if (!out) {
+    // The result keeps a memory format all inputs share, as the CPU's
+    // (compute_output_memory_format): channels-last inputs are concatenated
+    // in their physical (N, spatial..., C) order, a view of each, and the
+    // result is that order's contiguous tensor viewed back.
+    c10::MemoryFormat format = used[0].suggest_memory_format();
+    for (const at::Tensor& t : used) {
+      if (t.suggest_memory_format() != format) format = c10::MemoryFormat::Contiguous;
+    }
+    std::vector<int64_t> perm;
+    if (format == c10::MemoryFormat::ChannelsLast && ref.dim() == 4) perm = {0, 2, 3, 1};
+    if (format == c10::MemoryFormat::ChannelsLast3d && ref.dim() == 5) perm = {0, 2, 3, 4, 1};
+    if (!perm.empty()) {
+      const int64_t pd = std::find(perm.begin(), perm.end(), d) - perm.begin();
+      OpCall call("cat");
+      call.Attr(pd).Attr(static_cast<int64_t>(ToHlo(result)));
+      for (const at::Tensor& t : nonempty) call.In(t.permute(perm));
+      std::vector<int64_t> back(perm.size());
+      for (size_t i = 0; i < perm.size(); ++i) back[perm[i]] = static_cast<int64_t>(i);
+      return call.Run1().permute(back);
+    }
   }
   OpCall call("cat");
   call.Attr(d).Attr(static_cast<int64_t>(ToHlo(result)));
