@@ -204,3 +204,13 @@ def test_cat_keeps_channels_last(dim):
     got3d = compare(lambda a: torch.cat((a.contiguous(memory_format=cl3d), a.contiguous(memory_format=cl3d)), dim),
                     make((2, 3, 2, 4, 3)))
     assert got3d.is_contiguous(memory_format=cl3d)
+
+
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted_unsorted_rows_like_the_cpu_binary_search(right):
+    # PyTorch's test_bucketization pins the CPU's answer for rows that are not
+    # sorted: tpu runs the same binary search.
+    values_3d = torch.tensor([[[1, 3, 5], [2, 4, 6]], [[1, 2, 3], [4, 5, 6]]])
+    compare(lambda s, v: torch.searchsorted(s, v, right=right), values_3d.permute(2, 1, 0).to(torch.float64),
+            values_3d.permute(2, 1, 0).to(torch.int32))
+    compare(lambda s, v: torch.searchsorted(s, v, right=right), make((4, 37), seed=2), make((4, 9), seed=3))

@@ -1,14 +1,14 @@
 // Lowering of searchsorted (and bucketize, its 1-D-boundaries form): the
-// insertion point of each value in its sorted row is the number of
-// boundaries that the CPU's binary search steps over,
-//   left (lower bound):  count of !(boundary >= value)
-//   right (upper bound): count of !(boundary >  value)
-// which for a sorted row equals the binary search's answer (a NaN value goes
-// past every boundary, as on the CPU). Computed as one comparison of every
-// value with every boundary of its row and a sum: O(values x boundaries)
-// work, fully parallel and without a data-dependent loop. An optional
-// sorter is applied first with a gather along the last dim, with the
-// device-side range check of the other gathers (index_util.h).
+// CPU's binary search (Bucketization.cpp's cus_lower_bound/upper_bound), a
+// fixed floor(log2(M)) + 1 halving steps unrolled, each one gather of the
+// middle boundary of every value's row:
+//   left (lower bound):  go right while !(boundary >= value)
+//   right (upper bound): go right while !(boundary >  value)
+// so a NaN value goes past every boundary, as on the CPU, and a row that is
+// not sorted (undefined, but PyTorch's own tests pin the CPU's answer) gives
+// the CPU's answer too. O(values x log boundaries) work. An optional sorter
+// is applied first with a gather along the last dim, with the device-side
+// range check of the other gathers (index_util.h).
 #include <numeric>
 
 #include "graph/lowering.h"
@@ -20,19 +20,24 @@ namespace {
 
 using hlo::Compare;
 
-// sorted [..., M] reordered by sorter [..., M] along the last dim.
-Value ApplySorter(Builder& b, Value sorted, Value sorter, RangeCheck& check) {
-  const int64_t rank = sorted.rank();
-  const int64_t m = sorted.shape().back();
-  check.Add(sorter, rank - 1, m);
-  Value tuples = DimTuples(b, sorter, rank - 1, rank, m);
+// row [..., M] at index [..., K] along the last dim (the same leading dims;
+// a 1-D row is shared: index [K]).
+Value TakeAlongLast(Builder& b, Value row, Value index) {
+  const int64_t rank = row.rank();
+  Value tuples = DimTuples(b, index, rank - 1, rank, row.shape().back());
   hlo::GatherDims g;
   g.collapsed_slice_dims.resize(rank);
   std::iota(g.collapsed_slice_dims.begin(), g.collapsed_slice_dims.end(), 0);
   g.start_index_map = g.collapsed_slice_dims;
   g.index_vector_dim = rank;
   g.slice_sizes = hlo::Shape(rank, 1);
-  return b.Gather(sorted, tuples, g);
+  return b.Gather(row, tuples, g);
+}
+
+// sorted [..., M] reordered by sorter [..., M] along the last dim.
+Value ApplySorter(Builder& b, Value sorted, Value sorter, RangeCheck& check) {
+  check.Add(sorter, sorted.rank() - 1, sorted.shape().back());
+  return TakeAlongLast(b, sorted, sorter);
 }
 
 // attrs: 0 right, 1 compute dtype, 2 result dtype (i32/i64), 3 has sorter,
@@ -55,29 +60,21 @@ REGISTER_LOWERING("searchsorted", [](Builder& b, const graph::Node& n, const Val
     return check.Finish({b.Constant(Literal::Int(0), result, out_shape)});
   }
   if (has_sorter) sorted = ApplySorter(b, sorted, in[2], check);
-  // Both sides as [..., N, M]: a 1-D sorted row is shared by every value.
-  hlo::Shape grid;
-  std::vector<int64_t> value_dims, sorted_dims;
-  if (sorted.rank() == 1) {
-    const int64_t k = values.type.numel();
-    values = b.Reshape(values, {k});
-    grid = {k, m};
-    value_dims = {0};
-    sorted_dims = {1};
-  } else {
-    grid = values.shape();
-    grid.push_back(m);
-    const int64_t r = sorted.rank();
-    value_dims.resize(r);
-    std::iota(value_dims.begin(), value_dims.end(), 0);
-    for (int64_t d = 0; d < r - 1; ++d) sorted_dims.push_back(d);
-    sorted_dims.push_back(r);
+  // A 1-D sorted row is shared by every value: search the values flattened.
+  if (sorted.rank() == 1) values = b.Reshape(values, {values.type.numel()});
+  Value lo = b.Constant(Literal::Int(0), DType::kI64, values.shape());
+  Value hi = b.Constant(Literal::Int(m), DType::kI64, values.shape());
+  Value one = b.Constant(Literal::Int(1), DType::kI64, values.shape());
+  Value last = b.Constant(Literal::Int(m - 1), DType::kI64, values.shape());
+  for (int64_t span = m; span > 0; span >>= 1) {  // floor(log2(m)) + 1 steps end every search
+    Value active = b.Cmp(lo, hi, Compare::kLT);
+    Value mid = b.Add(lo, b.Binary("shift_right_logical", b.Sub(hi, lo), one));
+    Value at_mid = TakeAlongLast(b, sorted, b.Min(mid, last));
+    Value go_right = Not(b, b.Cmp(at_mid, values, right ? Compare::kGT : Compare::kGE));
+    lo = b.Select(And(b, active, go_right), b.Add(mid, one), lo);
+    hi = b.Select(And(b, active, Not(b, go_right)), mid, hi);
   }
-  Value v = b.BroadcastInDim(values, grid, value_dims);
-  Value s = b.BroadcastInDim(sorted, grid, sorted_dims);
-  Value passed = Not(b, b.Cmp(s, v, right ? Compare::kGT : Compare::kGE));
-  const int64_t last = static_cast<int64_t>(grid.size()) - 1;
-  Value count = ReduceWith(b, b.Convert(passed, result), {last}, "add", Literal::Int(0));
+  Value count = b.Convert(lo, result);
   return check.Finish({b.Reshape(count, out_shape)});
 });
 
