@@ -357,7 +357,8 @@ def _run_op(torch, torchtpu, op, dtype_name, dtype, limit) -> Result:
         compared += 1
         if grad and backward_ok is not False and not _is_random(_key(op), s.kwargs):
             process = s.output_process_fn_grad if _key(op) in SIGN_FREE else (lambda out: out)
-            backward_ok = _check_backward(torch, args, process(ref), dev_args, process(got))
+            backward_ok = _check_backward(torch, args, process(ref), dev_args, process(got),
+                                          lambda *a: process(op(*a, **s.kwargs)))
     res.samples = compared
     res.status = "pass" if compared else "skip"
     if backward_ok is not None:
@@ -365,27 +366,52 @@ def _run_op(torch, torchtpu, op, dtype_name, dtype, limit) -> Result:
     return res
 
 
-def _check_backward(torch, args, ref, dev_args, got) -> bool:
+def _grads(torch, args, outs):
     ins = [t for t in _tensors(torch, args) if t.requires_grad]
-    dev_ins = [t for t in _tensors(torch, dev_args) if t.requires_grad]
-    outs = [t for t in _tensors(torch, ref) if t.requires_grad and t.dtype.is_floating_point]
-    dev_outs = [t for t in _tensors(torch, got) if t.requires_grad and t.dtype.is_floating_point]
+    return torch.autograd.grad([o.sum() for o in outs], ins, allow_unused=True)
+
+
+def _float_outs(torch, out):
+    return [t for t in _tensors(torch, out) if t.requires_grad and t.dtype.is_floating_point]
+
+
+def _check_backward(torch, args, ref, dev_args, got, run) -> bool:
+    """The float32 gradients of the outputs' sum on tpu against the CPU's, to
+    1e-4. Where they differ by more, both are judged against the same
+    gradient in float64 (`run` recomputes the op): tpu passes when it is no
+    further from it than the CPU's own float32 gradient is (matrix_exp's
+    backward: the CPU's float32 result is the inexact side)."""
+    ins = [t for t in _tensors(torch, args) if t.requires_grad]
+    outs, dev_outs = _float_outs(torch, ref), _float_outs(torch, got)
     if not ins or not outs:
         return True
     try:
-        g = torch.autograd.grad([o.sum() for o in outs], ins, allow_unused=True)
+        g = _grads(torch, args, outs)
     except Exception:  # noqa: BLE001
         return True
     try:
-        dg = torch.autograd.grad([o.sum() for o in dev_outs], dev_ins, allow_unused=True)
-        for a, b in zip(dg, g):
-            if (a is None) != (b is None):
-                return False
-            if a is not None:
-                torch.testing.assert_close(a.cpu(), b, rtol=1e-4, atol=1e-4, equal_nan=True)
-        return True
+        dg = _grads(torch, dev_args, dev_outs)
     except Exception:  # noqa: BLE001
         return False
+    if any((a is None) != (b is None) for a, b in zip(dg, g)):
+        return False
+    pairs = [(a.cpu(), b) for a, b in zip(dg, g) if a is not None]
+    try:
+        for a, b in pairs:
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4, equal_nan=True)
+        return True
+    except AssertionError:
+        pass
+    try:
+        args64 = _map_tensors(torch, args, lambda t: t.detach().double().requires_grad_(t.requires_grad)
+                              if t.dtype == torch.float32 else t)
+        g64 = [x for x in _grads(torch, args64, _float_outs(torch, run(*args64))) if x is not None]
+    except Exception:  # noqa: BLE001
+        return False
+    for (a, b), c in zip(pairs, g64):
+        if (a.double() - c).abs().max() > (b.double() - c).abs().max():
+            return False
+    return True
 
 
 # --------------------------------------------------------------------- driver
@@ -480,7 +506,10 @@ def write_markdown(path: str, summary: dict, results: list[Result], command: str
         "Tolerances (rtol, atol): float32 (1.3e-5, 1e-5): XLA may fuse and reassociate",
         "and uses its own transcendental approximations; bfloat16 (1.6e-2, 1e-2): one",
         "rounding step of an 8-bit mantissa; int64 and bool exact. Per-op overrides are in",
-        "`OP_TOLERANCES` in `tools/conformance.py`.",
+        "`OP_TOLERANCES` in `tools/conformance.py`. Backward: the float32 gradients of the",
+        "outputs' sum, (1e-4, 1e-4); where they differ more, both are judged against the",
+        "float64 gradient, and tpu passes when it is no further from it than the CPU's own",
+        "float32 gradient (matrix_exp: the CPU's float32 backward is the inexact side).",
         "",
         "## Ops that still use the CPU fallback, and why",
         "",
