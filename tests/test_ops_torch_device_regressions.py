@@ -214,3 +214,10 @@ def test_searchsorted_unsorted_rows_like_the_cpu_binary_search(right):
     compare(lambda s, v: torch.searchsorted(s, v, right=right), values_3d.permute(2, 1, 0).to(torch.float64),
             values_3d.permute(2, 1, 0).to(torch.int32))
     compare(lambda s, v: torch.searchsorted(s, v, right=right), make((4, 37), seed=2), make((4, 9), seed=3))
+
+
+def test_arange_into_an_out_of_the_same_numel_keeps_its_shape():
+    # PyTorch's test_arange: out= a non-contiguous (2, 2) view gets 0..3 in
+    # its own element order, not resized to (4,).
+    compare(lambda x: torch.arange(0, 4, out=x.narrow(1, 1, 2)) and x, torch.zeros(2, 3))
+    compare(lambda x: torch.arange(0, 5, out=x), torch.zeros(2, 3))  # other numel: resized (a warning)

@@ -47,15 +47,18 @@ at::Tensor& ArangeOut(const c10::Scalar& start, const c10::Scalar& end, const c1
   } else {
     size = static_cast<int64_t>(std::ceil((e - s) / st));
   }
-  at::native::resize_output(out, {size});
+  // As the CPU: an out of the right number of elements keeps its shape and
+  // strides (the values fill it in its own element order); others are resized.
+  if (out.numel() != size) at::native::resize_output(out, {size});
   if (size == 0) return out;
   c10::ScalarType acc = integral ? c10::kLong : c10::kDouble;
-  OpCall("arange")
-      .Attr(size)
-      .Attr(static_cast<int64_t>(ToHlo(out.scalar_type())))
-      .Scalar(start, acc)
-      .Scalar(step, acc)
-      .RunInto({out});
+  OpCall call("arange");
+  call.Attr(size).Attr(static_cast<int64_t>(ToHlo(out.scalar_type()))).Scalar(start, acc).Scalar(step, acc);
+  if (out.dim() == 1) {
+    call.RunInto({out});
+  } else {
+    out.copy_(call.Run1().view(out.sizes()));
+  }
   return out;
 }
 
