@@ -57,7 +57,7 @@ struct Mat {
   Value Symmetric(Value m) const {
     return b.Select(b.Cmp(Rows(), Cols(), Compare::kGE), m, b.Transpose(m, {1, 0}));
   }
-  // Rows (and columns) p and q of w swapped, only where `keep` is false.
+  // Rows (columns) p and q of w swapped.
   Value SwapRows(Value w, Value p, Value q) const { return SetRow(SetRow(w, Row(w, q), p), Row(w, p), q); }
   Value SwapCols(Value w, Value p, Value q) const { return SetCol(SetCol(w, Col(w, q), p), Col(w, p), q); }
 };
