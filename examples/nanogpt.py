@@ -129,6 +129,22 @@ def build(seed: int = 0, dropout: float = 0.0):
     return model, data
 
 
+def train_step(model: nn.Module, forward, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor,
+               autocast_dtype: torch.dtype | None = None) -> torch.Tensor:
+    """One training step (forward through `forward`, backward, gradient
+    clipping to norm 1, the optimizer's step); returns the loss."""
+    if autocast_dtype is not None:
+        with torch.autocast(x.device.type, dtype=autocast_dtype):
+            _, loss = forward(x, y)
+    else:
+        _, loss = forward(x, y)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    return loss
+
+
 def train(device: str, steps: int = 200, seed: int = 0, batch_size: int = 16, lr: float = 3e-3,
           autocast_dtype: torch.dtype | None = None, log_every: int = 0,
           compile_backend: str | None = None, compile_step: bool = False) -> list[float]:
@@ -145,16 +161,7 @@ def train(device: str, steps: int = 200, seed: int = 0, batch_size: int = 16, lr
         forward = torch.compile(model, backend=compile_backend)
 
     def step_fn(x, y):
-        if autocast_dtype is not None:
-            with torch.autocast(torch.device(device).type, dtype=autocast_dtype):
-                _, loss = forward(x, y)
-        else:
-            _, loss = forward(x, y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        return loss
+        return train_step(model, forward, opt, x, y, autocast_dtype)
 
     if compile_backend and compile_step:
         step_fn = torch.compile(step_fn, backend=compile_backend)
