@@ -182,6 +182,24 @@ def test_full_overlap_is_allowed():
     torch.testing.assert_close(b.cpu(), torch.cat([torch.zeros(1), torch.arange(1.0, 8.0) * 2]))
 
 
+# ------------------------------------------------------------ foreign memory
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int8, torch.complex64], ids=str)
+def test_dlpack_round_trip_raises_instead_of_crashing(dtype):
+    """PyTorch imports a DLPack capsule of a tpu tensor (device kDLExtDev) as
+    a tpu tensor over the capsule's pointer, memory torchtpu did not
+    allocate. Reading it ended the process (SIGABRT, or garbage sizes) in
+    PyTorch's test_copy_from_dlpack; now any use raises, naming the cause,
+    and the original tensor is untouched."""
+    from torch.utils.dlpack import to_dlpack
+    t = torch.ones(5, 5, dtype=dtype, device=TPU)
+    with pytest.raises(RuntimeError, match="did not allocate"):
+        torch.asarray(to_dlpack(t), copy=True)
+    with pytest.raises(RuntimeError, match="did not allocate"):
+        torch.from_dlpack(to_dlpack(t)).cpu()
+    assert torch.equal(t.cpu(), torch.ones(5, 5, dtype=dtype))
+
+
 # ------------------------------------------------------------ numerical parity
 
 def test_gelu_of_infinities_matches_cpu():

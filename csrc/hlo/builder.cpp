@@ -285,8 +285,40 @@ Value Builder::MakeComplex(Value re, Value im) {
   return Op("stablehlo.complex", {re, im}, {TensorType{ComplexOf(re.dtype()), re.shape()}})[0];
 }
 
+namespace {
+
+// Packed complex32 (types.h) <-> complex64. The parts' f16 bits sit in the
+// low and high halves of a ui32; f16 -> f32 is exact, and f32 -> f16 rounds
+// to nearest even, as c10::Half's constructor does.
+Value UnpackComplex32(Builder& b, Value x) {
+  Value bits = x;
+  bits.type.dtype = DType::kU32;  // the same SSA value: kC32 is spelled ui32
+  auto half = [&](Value v) {
+    return b.Convert(b.BitcastConvert(b.Convert(v, DType::kU16), DType::kF16), DType::kF32);
+  };
+  Value low = b.Binary("and", bits, b.Constant(Literal::UInt(0xFFFF), DType::kU32, x.shape()));
+  Value high = b.Binary("shift_right_logical", bits, b.Constant(Literal::UInt(16), DType::kU32, x.shape()));
+  return b.MakeComplex(half(low), half(high));
+}
+
+Value PackComplex32(Builder& b, Value c64) {
+  auto bits = [&](Value part) {
+    return b.Convert(b.BitcastConvert(b.Convert(part, DType::kF16), DType::kU16), DType::kU32);
+  };
+  Value high = b.Binary("shift_left", bits(b.Imag(c64)), b.Constant(Literal::UInt(16), DType::kU32, c64.shape()));
+  Value packed = b.Binary("or", bits(b.Real(c64)), high);
+  packed.type.dtype = DType::kC32;
+  return packed;
+}
+
+}  // namespace
+
 Value Builder::Convert(Value x, DType to) {
   if (x.dtype() == to) return x;
+  // complex32 converts through complex64 both ways, as the CPU's
+  // complex<Half> casts go through float.
+  if (x.dtype() == DType::kC32) return Convert(UnpackComplex32(*this, x), to);
+  if (to == DType::kC32) return PackComplex32(*this, Convert(x, DType::kC64));
   // Complex casts as PyTorch's: complex -> real keeps the real part,
   // real -> complex has a zero imaginary part, c64 <-> c128 converts parts.
   if (IsComplex(x.dtype())) {

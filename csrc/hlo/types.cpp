@@ -26,6 +26,7 @@ const char* DTypeName(DType dtype) {
     case DType::kU16: return "ui16";
     case DType::kC64: return "complex<f32>";
     case DType::kC128: return "complex<f64>";
+    case DType::kC32: return "ui32";  // packed (types.h)
   }
   return "?";
 }
@@ -34,7 +35,7 @@ size_t DTypeSize(DType dtype) {
   switch (dtype) {
     case DType::kBool: case DType::kU8: case DType::kI8: case DType::kF8E4M3FN: case DType::kF8E5M2: return 1;
     case DType::kI16: case DType::kF16: case DType::kBF16: case DType::kU16: return 2;
-    case DType::kI32: case DType::kF32: case DType::kU32: return 4;
+    case DType::kI32: case DType::kF32: case DType::kU32: case DType::kC32: return 4;
     case DType::kI64: case DType::kF64: case DType::kU64: case DType::kC64: return 8;
     case DType::kC128: return 16;
   }
@@ -164,6 +165,13 @@ std::string Literal::Spell(DType dtype) const {
   if (IsComplex(dtype)) {
     // A real value as a complex constant: MLIR spells it (re, im).
     return "(" + Spell(ComplexPart(dtype)) + ", 0.0)";
+  }
+  if (dtype == DType::kC32) {
+    // Packed complex32: only zero (all bits clear) is spelled here; other
+    // values are built in complex64 and converted (Builder::Convert).
+    const bool zero = kind == Kind::kBool ? !b : kind == Kind::kInt ? i == 0 : kind == Kind::kUInt ? u == 0 : f == 0.0;
+    if (!zero) throw std::invalid_argument("hlo: a complex32 constant other than 0 is built in complex64 and converted");
+    return "0";
   }
   if (dtype == DType::kU64) {
     // Unsigned 64-bit values past INT64_MAX must not be spelled negative

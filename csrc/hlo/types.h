@@ -14,10 +14,16 @@ namespace torchtpu::hlo {
 // PJRT C64/C128 buffers, interleaved (re, im) pairs as in PyTorch's memory.
 // kF8E4M3FN/kF8E5M2 are PyTorch's float8_e4m3fn/float8_e5m2 (OCP FP8): storage
 // and conversions; arithmetic on them runs in f32 (as PyTorch's CPU does).
+// kC32 is PyTorch's complex32 (complex<f16>). StableHLO and PJRT have no such
+// element type, so it is packed: one ui32 per element, the real part's f16
+// bits low and the imaginary part's high, the same bytes as PyTorch's
+// interleaved (re, im) on a little-endian host. It is spelled ui32 in
+// programs; Builder::Convert packs and unpacks it, and nothing else computes
+// on it (IsComplex is false for it: it is not a complex value in a program).
 enum class DType : uint8_t { kBool, kU8, kI8, kI16, kI32, kI64, kF16, kBF16, kF32, kF64, kU32, kU64,
-                             kF8E4M3FN, kF8E5M2, kU16, kC64, kC128 };
+                             kF8E4M3FN, kF8E5M2, kU16, kC64, kC128, kC32 };
 // The last enumerator, for code that walks or range-checks them.
-constexpr DType kLastDType = DType::kC128;
+constexpr DType kLastDType = DType::kC32;
 
 // MLIR spelling: i1, ui8, i8, ..., bf16, f32.
 const char* DTypeName(DType dtype);

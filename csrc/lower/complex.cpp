@@ -22,6 +22,12 @@ REGISTER_LOWERING("complex.conj", [](Builder& b, const graph::Node&, const Value
 // inputs: real, imag (broadcast together).
 REGISTER_LOWERING("complex.from_parts", [](Builder& b, const graph::Node& n, const Values& in) {
   const DType part = static_cast<DType>(n.IntAttr(0));
+  // f16 parts make complex32: assembled in complex64 (f16 -> f32 is exact)
+  // and packed by the conversion.
+  if (part == DType::kF16) {
+    Values v = Harmonize(b, {in[0], in[1]}, DType::kF32);
+    return Values{b.Convert(b.MakeComplex(v[0], v[1]), DType::kC32)};
+  }
   Values v = Harmonize(b, {in[0], in[1]}, part);
   return Values{b.MakeComplex(v[0], v[1])};
 });

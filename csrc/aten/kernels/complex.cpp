@@ -2,8 +2,9 @@
 // view_as_complex, which real/imag build on), torch.complex, torch.polar, angle,
 // and the physical conjugate that resolves PyTorch's lazy conj bit.
 //
-// A complex tensor's storage is a C64/C128 device buffer, the same bytes as
-// PyTorch's interleaved (re, im) layout, so view_as_real is metadata only: a
+// A complex tensor's storage is a C64/C128 device buffer (complex32: a
+// packed U32 one, hlo/types.h), the same bytes as PyTorch's interleaved
+// (re, im) layout, so view_as_real is metadata only: a
 // float view of the same storage with a last dimension of 2. Reading that
 // view reinterprets the storage's buffer (BufferAs in storage.cpp).
 #include <ATen/ATen.h>
@@ -19,8 +20,8 @@
 namespace torchtpu::aten {
 namespace {
 
-// torch.complex and torch.polar: both parts float32 or both float64, as the
-// CPU requires (its messages). Half parts (complex32) are not a tpu dtype.
+// torch.complex and torch.polar: both parts float16, float32 or float64, as
+// the CPU requires (its messages); float16 parts give complex32.
 c10::ScalarType CheckParts(const at::Tensor& a, const at::Tensor& b) {
   TORCH_CHECK(a.scalar_type() == b.scalar_type(), "Expected object of scalar type ", a.scalar_type(),
               " but got scalar type ", b.scalar_type(), " for second argument");
@@ -28,7 +29,6 @@ c10::ScalarType CheckParts(const at::Tensor& a, const at::Tensor& b) {
                   a.scalar_type() == c10::kHalf,
               "Expected both inputs to be Half, Float or Double tensors but got ", a.scalar_type(), " and ",
               b.scalar_type());
-  TORCH_CHECK_TYPE(a.scalar_type() != c10::kHalf, "torchtpu: dtype ComplexHalf is not supported on the tpu device");
   return c10::toComplexType(a.scalar_type());
 }
 
@@ -53,12 +53,20 @@ at::Tensor& ComplexOut(const at::Tensor& real, const at::Tensor& imag, at::Tenso
   return out;
 }
 
+// The CPU's polar takes float and double only.
+void CheckPolarParts(const at::Tensor& abs) {
+  TORCH_CHECK(abs.scalar_type() != c10::kHalf, "\"polar_cpu\" not implemented for 'Half'");
+}
+
 at::Tensor Polar(const at::Tensor& abs, const at::Tensor& angle) {
-  return PartsCall("complex.polar", abs, angle).Run1();
+  OpCall call = PartsCall("complex.polar", abs, angle);
+  CheckPolarParts(abs);
+  return call.Run1();
 }
 
 at::Tensor& PolarOut(const at::Tensor& abs, const at::Tensor& angle, at::Tensor& out) {
   OpCall call = PartsCall("complex.polar", abs, angle);
+  CheckPolarParts(abs);
   at::native::resize_output(out, call.ResultTypes().at(0).shape);
   call.RunInto({out});
   return out;

@@ -1,5 +1,5 @@
 // The lists of the dtype gate (dtype_gate.h): which kernels are native for
-// uint16/32/64 and for complex operands. Anything else with such an operand
+// uint16/32/64, for complex and for complex32 operands. Anything else with such an operand
 // runs on the CPU fallback, so it computes or raises exactly as the CPU does.
 #include "aten/kernels/dtype_gate.h"
 
@@ -60,6 +60,19 @@ const std::unordered_set<std::string_view>& ComplexNative() {
   return ops;
 }
 
+// Ops native for complex32: data movement only, since its packed storage is
+// bits to every lowering but the conversions (copies, fills and casts go
+// through "copy", whose Convert unpacks and packs it). The CPU itself
+// implements little for complex32, and not uniformly (flip of a 2-D tensor
+// but not of a 1-D one); the rest falls back and computes or raises as the
+// CPU does.
+const std::unordered_set<std::string_view>& ComplexHalfNative() {
+  static const std::unordered_set<std::string_view> ops = {
+      "cat", "fill_", "zero_", "_local_scalar_dense",
+  };
+  return ops;
+}
+
 bool Listed(const std::unordered_set<std::string_view>& ops, const std::string& op) {
   if (ops.count(op)) return true;
   const size_t dot = op.find('.');
@@ -99,6 +112,7 @@ void ScanStack(GateScan& g, const c10::OperatorHandle& op, const torch::jit::Sta
 bool GateAllows(const std::string& op, const GateScan& g) {
   if (g.special_dtype_arg) return false;
   if (g.bare_unsigned && !Listed(UnsignedNative(), op)) return false;
+  if (g.complex_half && !Listed(ComplexHalfNative(), op)) return false;
   if (g.complex && !Listed(ComplexNative(), op)) return false;
   return true;
 }

@@ -1,9 +1,9 @@
 // The dtype gate: which ops run natively on the dtypes with partial support.
 //
 // uint16/uint32/uint64 ("bare" unsigned: PyTorch's CPU implements only a few
-// ops for them) and complex64/complex128 have device storage, copies, casts
-// and views like every dtype, but most lowerings were written for real
-// numbers. Every kernel registered through Impl/ImplBoxed (registry.h) first
+// ops for them), complex64/complex128 and complex32 (packed, hlo/types.h)
+// have device storage, copies, casts and views like every dtype, but most
+// lowerings were written for real numbers, and none computes on complex32. Every kernel registered through Impl/ImplBoxed (registry.h) first
 // looks at its tensor, dtype and scalar arguments; when one of them has such a
 // dtype and the op is not listed as native for it (dtype_gate.cpp), the call
 // goes to the CPU fallback. There PyTorch either computes the op (counted and
@@ -31,6 +31,7 @@ namespace torchtpu::aten {
 struct GateScan {
   bool bare_unsigned = false;  // a uint16/32/64 tensor
   bool complex = false;        // a complex tensor or scalar
+  bool complex_half = false;   // a complex32 tensor (packed storage: data movement only)
   // A dtype argument naming one of them (sum(dtype=torch.uint32)): the
   // kernels' own dtype handling is real-only, so such calls always fall back.
   bool special_dtype_arg = false;
@@ -38,6 +39,7 @@ struct GateScan {
   void Add(c10::ScalarType t) {
     bare_unsigned |= Bare(t);
     complex |= c10::isComplexType(t);
+    complex_half |= t == c10::kComplexHalf;
   }
   void AddDtypeArg(c10::ScalarType t) { special_dtype_arg |= Bare(t) || c10::isComplexType(t); }
   bool special() const { return bare_unsigned || complex || special_dtype_arg; }

@@ -10,7 +10,7 @@ bool IsSupported(c10::ScalarType t) {
     case c10::kLong: case c10::kHalf: case c10::kBFloat16: case c10::kFloat: case c10::kDouble:
     case c10::kFloat8_e4m3fn: case c10::kFloat8_e5m2:
     case c10::kUInt16: case c10::kUInt32: case c10::kUInt64:
-    case c10::kComplexFloat: case c10::kComplexDouble:
+    case c10::kComplexFloat: case c10::kComplexDouble: case c10::kComplexHalf:
       return true;
     default:
       return false;
@@ -36,6 +36,7 @@ hlo::DType ToHlo(c10::ScalarType t) {
     case c10::kUInt64: return hlo::DType::kU64;
     case c10::kComplexFloat: return hlo::DType::kC64;
     case c10::kComplexDouble: return hlo::DType::kC128;
+    case c10::kComplexHalf: return hlo::DType::kC32;
     default:
       TORCH_CHECK_TYPE(false, "torchtpu: dtype ", t, " is not supported on the tpu device");
   }
@@ -60,6 +61,7 @@ c10::ScalarType ToTorch(hlo::DType t) {
     case hlo::DType::kU64: return c10::kUInt64;
     case hlo::DType::kC64: return c10::kComplexFloat;
     case hlo::DType::kC128: return c10::kComplexDouble;
+    case hlo::DType::kC32: return c10::kComplexHalf;
   }
   return c10::kFloat;
 }
@@ -83,6 +85,8 @@ pjrt::ElementType ToPjrt(hlo::DType t) {
     case hlo::DType::kU64: return pjrt::ElementType::kU64;
     case hlo::DType::kC64: return pjrt::ElementType::kC64;
     case hlo::DType::kC128: return pjrt::ElementType::kC128;
+    // No PJRT complex32: packed in a u32 (hlo/types.h), the same bytes.
+    case hlo::DType::kC32: return pjrt::ElementType::kU32;
   }
   return pjrt::ElementType::kF32;
 }

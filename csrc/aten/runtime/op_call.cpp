@@ -90,6 +90,7 @@ int OpCall::ScalarArg(const c10::Scalar& s, c10::ScalarType type) {
     case c10::kUInt64: { uint64_t v = s.toUInt64(); std::memcpy(bytes, &v, 8); break; }
     case c10::kComplexFloat: { c10::complex<float> v = s.toComplexFloat(); std::memcpy(bytes, &v, 8); break; }
     case c10::kComplexDouble: { c10::complex<double> v = s.toComplexDouble(); std::memcpy(bytes, &v, 16); break; }
+    case c10::kComplexHalf: { c10::complex<c10::Half> v = s.toComplexHalf(); std::memcpy(bytes, &v, 4); break; }
     default: TORCH_CHECK_TYPE(false, "torchtpu: scalar of dtype ", type, " is not supported");
   }
   // Uploaded at launch, once the operands have fixed the device.

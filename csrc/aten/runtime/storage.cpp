@@ -37,6 +37,14 @@ StorageData& StorageOf(const c10::Storage& s) {
   void* ctx = s.data_ptr().get_context();
   TORCH_CHECK(ctx != nullptr && s.device().type() == c10::DeviceType::PrivateUse1,
               "torchtpu: tensor storage is not a tpu storage");
+  // A tpu tensor whose memory torchtpu did not allocate: PyTorch wraps a
+  // foreign pointer this way when it imports a DLPack capsule of device
+  // kDLExtDev or runs from_blob on "tpu". Its context is not a StorageData,
+  // and reading it as one would crash the process.
+  TORCH_CHECK(s.data_ptr().get_deleter() == &DeleteStorage,
+              "torchtpu: this tpu tensor wraps memory torchtpu did not allocate (a DLPack capsule or from_blob); "
+              "tpu memory lives in PJRT buffers that cannot be shared by pointer: move the tensor to the CPU "
+              "(.cpu()) before exporting it, and copy data in with .to(\"tpu\")");
   return *static_cast<StorageData*>(ctx);
 }
 
