@@ -243,3 +243,31 @@ TEST(HloBuilder, WhileRunsItsBodyUntilTheConditionFails) {
   b.Return({state[1]});
   EXPECT_EQ(RunF32(b.Finish(), {{1, 2, -3}}, {{3}}, 3), (std::vector<float>{6, 12, -18}));
 }
+
+// complex32 has no StableHLO/PJRT element type: Convert packs it into a ui32
+// per element, the real part's f16 bits low, the imaginary part's high (the
+// host's interleaved complex<Half> bytes), and unpacks it exactly.
+TEST(HloRun, Complex32PacksF16PartsAsTheHostLayout) {
+  hlo::Builder b;
+  auto re = b.Arg(TensorType{DType::kF32, {3}});
+  auto im = b.Arg(TensorType{DType::kF32, {3}});
+  auto packed = b.Convert(b.MakeComplex(re, im), DType::kC32);
+  EXPECT_EQ(packed.type.str(), "tensor<3xui32>");
+  EXPECT_EQ(DTypeSize(DType::kC32), 4u);
+  EXPECT_FALSE(IsComplex(DType::kC32));  // nothing computes on the packed value
+  auto back = b.Convert(packed, DType::kF32);  // the real part, through complex64
+  b.Return({packed, back});
+  auto client = testing_plugin::Client();
+  auto exe = client->Compile(b.Finish(), pjrt::CompileOptions{});
+  const std::vector<float> r = {1.0f, -2.0f, 0.5f}, i = {0.5f, 1.0f, -2.0f};
+  auto rb = client->BufferFromHost(r.data(), pjrt::ElementType::kF32, {3}, client->devices()[0]);
+  auto ib = client->BufferFromHost(i.data(), pjrt::ElementType::kF32, {3}, client->devices()[0]);
+  auto result = exe->Execute({{rb.get(), ib.get()}});
+  std::vector<uint32_t> bits(3);
+  result.outputs[0][0]->ToHost(bits.data(), bits.size() * sizeof(uint32_t));
+  // f16: 1.0 = 0x3C00, -2.0 = 0xC000, 0.5 = 0x3800.
+  EXPECT_EQ(bits, (std::vector<uint32_t>{0x38003C00u, 0x3C00C000u, 0xC0003800u}));
+  std::vector<float> real(3);
+  result.outputs[0][1]->ToHost(real.data(), real.size() * sizeof(float));
+  EXPECT_EQ(real, r);
+}
