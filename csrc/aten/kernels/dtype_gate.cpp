@@ -1,6 +1,7 @@
 // The lists of the dtype gate (dtype_gate.h): which kernels are native for
-// uint16/32/64, for complex and for complex32 operands. Anything else with such an operand
-// runs on the CPU fallback, so it computes or raises exactly as the CPU does.
+// uint16/32/64, for complex and for complex32 operands. Anything else with
+// such an operand runs on the CPU fallback, so it computes or raises exactly
+// as the CPU does.
 #include "aten/kernels/dtype_gate.h"
 
 #include <string_view>

@@ -3,8 +3,9 @@
 // uint16/uint32/uint64 ("bare" unsigned: PyTorch's CPU implements only a few
 // ops for them), complex64/complex128 and complex32 (packed, hlo/types.h)
 // have device storage, copies, casts and views like every dtype, but most
-// lowerings were written for real numbers, and none computes on complex32. Every kernel registered through Impl/ImplBoxed (registry.h) first
-// looks at its tensor, dtype and scalar arguments; when one of them has such a
+// lowerings were written for real numbers, and none computes on complex32.
+// Every kernel registered through Impl/ImplBoxed (registry.h) first looks at
+// its tensor, dtype and scalar arguments; when one of them has such a
 // dtype and the op is not listed as native for it (dtype_gate.cpp), the call
 // goes to the CPU fallback. There PyTorch either computes the op (counted and
 // warned as any fallback) or raises its own error ("\"lt_cpu\" not implemented
