@@ -48,15 +48,7 @@ def train(device: str, steps: int = 200, seed: int = 0, batch_size: int = 16, lr
     for step in range(steps):
         x, y = data.batch(gen, batch_size, BLOCK)
         x, y = x.to(device), y.to(device)
-        if autocast_dtype is not None:
-            with torch.autocast(torch.device(device).type, dtype=autocast_dtype):
-                _, loss = forward(x, y)
-        else:
-            _, loss = forward(x, y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+        loss = nanogpt.train_step(model, forward, opt, x, y, autocast_dtype)
         losses.append(loss.item())
         if log_every and (step % log_every == 0 or step == steps - 1):
             print(f"step {step:4d}  loss {losses[-1]:.4f}", flush=True)
