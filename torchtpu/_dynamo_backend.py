@@ -17,6 +17,10 @@ become explicit). Each of those graphs is a `_CompiledRegion`:
   through the kernels in fused mode on every call: still correct, still one
   program per cut, only the per-op recording cost remains.
 
+Before AOTAutograd traces the graph, causal self-attention calls are pointed
+at `_causal_attention.chunked_causal_sdpa`, which computes them in query
+chunks that skip the masked half of the scores.
+
 Shapes are static unless Dynamo marks them dynamic. Symbolic sizes arrive as
 plain ints at run time, so a dynamic graph runs through the kernels on every
 call and each new shape compiles its own program (visible in
@@ -120,5 +124,6 @@ def tpu_backend(gm: torch.fx.GraphModule, example_inputs, **kwargs):
         run.region = region
         return run
 
+    from ._causal_attention import rewrite_causal_attention
     return aot_autograd(fw_compiler=compiler, bw_compiler=compiler,
-                        decompositions=_decompositions())(gm, example_inputs, **kwargs)
+                        decompositions=_decompositions())(rewrite_causal_attention(gm), example_inputs, **kwargs)
