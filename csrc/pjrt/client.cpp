@@ -120,11 +120,15 @@ bool Client::MemoryStats(PJRT_Device* device, int64_t* bytes_in_use, int64_t* by
   return true;
 }
 
-std::unique_ptr<Buffer> Client::BufferFromHost(const void* data, ElementType type,
-                                               const std::vector<int64_t>& dims,
-                                               PJRT_Device* device,
-                                               std::unique_ptr<Event>* done) {
-  const PJRT_Api* api = plugin_->api();
+namespace {
+
+// PJRT_Client_BufferFromHostBuffer with the given semantics; the returned
+// event is done_with_host_buffer.
+std::unique_ptr<Buffer> FromHostBuffer(PJRT_Client* raw, const std::shared_ptr<Plugin>& plugin,
+                                       const void* data, ElementType type, const std::vector<int64_t>& dims,
+                                       PJRT_Device* device, PJRT_HostBufferSemantics semantics,
+                                       PJRT_Event** done_with_host) {
+  const PJRT_Api* api = plugin->api();
   const PJRT_Buffer_Type pjrt_type = internal::ToPjrt(type);  // throws on bad values
   if (device == nullptr) throw Error(ErrorCode::kInvalidArgument, "BufferFromHost: null device");
   int64_t elements = 1;
@@ -138,29 +142,54 @@ std::unique_ptr<Buffer> Client::BufferFromHost(const void* data, ElementType typ
     data = kEmpty;
   }
   auto a = TORCHTPU_PJRT_ARGS(PJRT_Client_BufferFromHostBuffer_Args);
-  a.client = client_;
+  a.client = raw;
   a.data = data;
   a.type = pjrt_type;
   a.dims = dims.data();
   a.num_dims = dims.size();
   a.byte_strides = nullptr;  // dense, major-to-minor
   a.num_byte_strides = 0;
-  a.host_buffer_semantics = done == nullptr
-                                ? PJRT_HostBufferSemantics_kImmutableOnlyDuringCall
-                                : PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes;
+  a.host_buffer_semantics = semantics;
   a.device = device;
   a.memory = nullptr;
   a.device_layout = nullptr;
   Check(api, api->PJRT_Client_BufferFromHostBuffer(&a), "PJRT_Client_BufferFromHostBuffer");
-  auto buffer = std::make_unique<Buffer>(plugin_, a.buffer);
+  *done_with_host = a.done_with_host_buffer;
+  return std::make_unique<Buffer>(plugin, a.buffer);
+}
+
+}  // namespace
+
+std::unique_ptr<Buffer> Client::BufferFromHost(const void* data, ElementType type,
+                                               const std::vector<int64_t>& dims,
+                                               PJRT_Device* device,
+                                               std::unique_ptr<Event>* done) {
+  PJRT_Event* raw_event = nullptr;
+  auto buffer = FromHostBuffer(client_, plugin_, data, type, dims, device,
+                               done == nullptr ? PJRT_HostBufferSemantics_kImmutableOnlyDuringCall
+                                               : PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes,
+                               &raw_event);
   buffer->owner_ = shared_from_this();
-  auto event = std::make_unique<Event>(plugin_, a.done_with_host_buffer);
+  auto event = std::make_unique<Event>(plugin_, raw_event);
   event->owner_ = buffer->owner_;
   if (done == nullptr) {
     event->Await();  // the host memory is free once this returns
   } else {
     *done = std::move(event);
   }
+  return buffer;
+}
+
+std::unique_ptr<Buffer> Client::BufferAliasingHost(const void* data, ElementType type,
+                                                   const std::vector<int64_t>& dims, PJRT_Device* device,
+                                                   std::unique_ptr<Event>* released) {
+  if (released == nullptr) throw Error(ErrorCode::kInvalidArgument, "BufferAliasingHost: null released");
+  PJRT_Event* raw_event = nullptr;
+  auto buffer = FromHostBuffer(client_, plugin_, data, type, dims, device,
+                               PJRT_HostBufferSemantics_kImmutableZeroCopy, &raw_event);
+  buffer->owner_ = shared_from_this();
+  *released = std::make_unique<Event>(plugin_, raw_event);
+  (*released)->owner_ = buffer->owner_;
   return buffer;
 }
 

@@ -259,6 +259,14 @@ class Client : public std::enable_shared_from_this<Client> {
                                          const std::vector<int64_t>& dims,
                                          PJRT_Device* device,
                                          std::unique_ptr<Event>* done = nullptr);
+  // A buffer that may use `data` as its own memory instead of a copy (PJRT
+  // kImmutableZeroCopy: the CPU plugin aliases suitably aligned host memory;
+  // other plugins copy). `data` must stay valid and unchanged until *released
+  // completes: when the buffer is destroyed if the plugin aliased it, when
+  // the copy is done if it did not.
+  std::unique_ptr<Buffer> BufferAliasingHost(const void* data, ElementType type,
+                                             const std::vector<int64_t>& dims, PJRT_Device* device,
+                                             std::unique_ptr<Event>* released);
   // Compiles StableHLO (MLIR text or bytecode).
   std::unique_ptr<Executable> Compile(std::string_view mlir, const CompileOptions& options);
   std::unique_ptr<Executable> Deserialize(std::string_view serialized);

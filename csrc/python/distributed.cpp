@@ -2,10 +2,12 @@
 // torch.distributed's Backend for Python (torchtpu/distributed/ creates it).
 #include <torch/csrc/utils/pybind.h>
 
+#include "aten/distributed/host_pool.h"
 #include "aten/distributed/process_group_tpu.h"
 
 namespace py = pybind11;
 using torchtpu::aten::distributed::ProcessGroupTpu;
+using torchtpu::aten::distributed::HostPool;
 using torchtpu::aten::distributed::Transport;
 
 void BindDistributed(py::module_& m) {
@@ -25,4 +27,12 @@ void BindDistributed(py::module_& m) {
       // (gloo) needs and whose Python form cannot be copied.
       .def_property_readonly("options", [](ProcessGroupTpu&) { return py::none(); })
       .def_property_readonly("wire", [](const ProcessGroupTpu& pg) { return pg.transport().wire; });
+  // The host-staging pool of this process (aten/distributed/host_pool.h).
+  m.def("_staging_pool_stats", [] {
+    HostPool& pool = HostPool::Get();
+    py::dict d;
+    d["free_blocks"] = pool.free_blocks();
+    d["free_bytes"] = pool.free_bytes();
+    return d;
+  });
 }

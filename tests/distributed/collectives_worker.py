@@ -239,6 +239,37 @@ def main():
     b = (a + 1).cpu()
     assert torch.equal(b, torch.full((4,), 2.0 * world * (world + 1) / 2 + 1)), b
 
+    # Large tensors: host blocks come from the staging pool, and results that
+    # fill a whole tensor are lent to the device instead of copied
+    # (aten/distributed/host_pool.h, aten/runtime/host_alias.h). Repeated
+    # calls must not see an earlier call's values, a lent result must behave
+    # as any tensor (in-place ops, views), and its block must come back to the
+    # pool once the tensor is gone.
+    n = 1 << 18  # 1 MB of float32: above the pool's 64 KB floor
+    for step in range(3):
+        base = data((n,), torch.float32, rank, salt=step)
+        want = expected_allreduce(base, "sum", world)
+        t = base.to(dev)
+        dist.all_reduce(t)
+        same(f"large all_reduce step {step}", t, want)
+        t.mul_(2).add_(1)  # in-place on the lent buffer
+        same(f"large all_reduce then in-place step {step}", t, want * 2 + 1)
+        c = torch.empty(world * n); dist.all_gather_into_tensor(c, base)
+        o = torch.empty(world * n, device=dev); dist.all_gather_into_tensor(o, base.to(dev))
+        same(f"large all_gather_into_tensor step {step}", o, c)
+        c = torch.empty(n // world); dist.reduce_scatter_tensor(c, base.clone())
+        o = torch.empty(n // world, device=dev); dist.reduce_scatter_tensor(o, base.to(dev))
+        same(f"large reduce_scatter_tensor step {step}", o, c)
+        # A slice of a larger tensor is written back by copying (not lent).
+        big = torch.zeros(2 * n, device=dev)
+        dist.all_reduce(big[n:].copy_(base.to(dev)))
+        same(f"large all_reduce into a slice step {step}", big, torch.cat([torch.zeros(n), want]))
+    del t, o, big
+    torch.tpu.synchronize()
+    pool = torchtpu._C._staging_pool_stats()
+    assert pool["free_blocks"] >= 1 and pool["free_bytes"] >= n * 4, pool
+    assert pool["free_bytes"] <= 512 << 20, pool
+
     stats = torchtpu.fallback_stats()
     assert not stats, f"CPU fallbacks on rank {rank}: {stats}"
     print(f"COLLECTIVES OK rank={rank} checks={checks} mode={torchtpu._C._get_eager_mode()}", flush=True)

@@ -1,5 +1,8 @@
 #include "aten/distributed/staging.h"
 
+#include "aten/distributed/host_pool.h"
+#include "aten/runtime/host_alias.h"
+
 namespace torchtpu::aten::distributed {
 namespace {
 
@@ -7,10 +10,26 @@ bool OnTpu(const at::Tensor& t) { return t.defined() && t.device().is_privateuse
 
 }  // namespace
 
+Staging::~Staging() {
+  HostPool& pool = HostPool::Get();
+  for (const auto& host : inputs_) pool.Give(host);
+  // Results not written back (the collective failed) are free as well.
+  for (const auto& [device, host] : writebacks_) pool.Give(host);
+}
+
+at::Tensor Staging::HostCopy(const at::Tensor& t) {
+  // Contiguous, as the wire needs; copy_ reads a non-contiguous view as a
+  // view and resolves conj/neg bits.
+  at::Tensor host = HostPool::Get().Take(t.sizes(), t.scalar_type());
+  host.copy_(t);
+  return host;
+}
+
 at::Tensor Staging::In(const at::Tensor& t) {
   if (!enabled_ || !OnTpu(t)) return t;
-  // Contiguous, as the wire needs; a non-contiguous view is read as a view.
-  return t.to(at::kCPU).contiguous();
+  at::Tensor host = HostCopy(t);
+  inputs_.push_back(host);
+  return host;
 }
 
 std::vector<at::Tensor> Staging::In(const std::vector<at::Tensor>& ts) {
@@ -29,8 +48,7 @@ std::vector<std::vector<at::Tensor>> Staging::In(const std::vector<std::vector<a
 
 at::Tensor Staging::Out(const at::Tensor& t, bool with_contents) {
   if (!enabled_ || !OnTpu(t)) return t;
-  at::Tensor host = with_contents ? t.to(at::kCPU).contiguous()
-                                  : at::empty(t.sizes(), t.options().device(at::kCPU));
+  at::Tensor host = with_contents ? HostCopy(t) : HostPool::Get().Take(t.sizes(), t.scalar_type());
   writebacks_.emplace_back(t, host);
   return host;
 }
@@ -51,7 +69,15 @@ std::vector<std::vector<at::Tensor>> Staging::Out(const std::vector<std::vector<
 }
 
 void Staging::WriteBack() {
-  for (auto& [device, host] : writebacks_) device.copy_(host);
+  HostPool& pool = HostPool::Get();
+  for (auto& [device, host] : writebacks_) {
+    if (auto released = WriteByLendingHost(device, host)) {
+      pool.GiveWhen(*released, host);
+    } else {
+      device.copy_(host);
+      pool.Give(host);
+    }
+  }
   writebacks_.clear();
 }
 

@@ -1,5 +1,9 @@
 // Host copies of tpu tensors for a host-staged collective, and the write-back
-// of results into the device tensors afterwards.
+// of results into the device tensors afterwards. Host memory comes from the
+// process's HostPool (host_pool.h) and goes back to it when the collective is
+// done; a result that fills its whole device tensor is written back by
+// lending its host block to the device (aten/runtime/host_alias.h: no copy
+// on the CPU plugin) rather than by copying.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -12,6 +16,11 @@ namespace torchtpu::aten::distributed {
 class Staging {
  public:
   explicit Staging(bool enabled) : enabled_(enabled) {}
+  // Hands every host block back to the pool (those written back by lending
+  // go back when the device lets go of them).
+  ~Staging();
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
 
   // A host tensor with t's contents (t itself when t is not a tpu tensor or
   // staging is off). Reading a tpu tensor goes through the copy-to-CPU path,
@@ -27,12 +36,17 @@ class Staging {
   std::vector<std::vector<at::Tensor>> Out(const std::vector<std::vector<at::Tensor>>& ts,
                                            bool with_contents);
 
-  // Copies every Out() host tensor into its device tensor (the normal copy
-  // path: views and fused mode handled there).
+  // Writes every Out() host tensor into its device tensor: by lending the
+  // host block where the device tensor is a whole storage, otherwise through
+  // the normal copy path (views and fused mode handled there).
   void WriteBack();
 
  private:
+  // A pooled host tensor with t's sizes and dtype, holding t's contents.
+  at::Tensor HostCopy(const at::Tensor& t);
+
   bool enabled_;
+  std::vector<at::Tensor> inputs_;                             // In() host blocks
   std::vector<std::pair<at::Tensor, at::Tensor>> writebacks_;  // (device, host)
 };
 
