@@ -61,7 +61,14 @@ void HostPool::GiveWhen(pjrt::Event& released, const at::Tensor& host) {
   // The callback may run on a plugin thread, or here at once if the plugin
   // copied; it takes only the pool's lock and calls nothing in PJRT.
   c10::Storage block = host.storage();
-  released.OnReady([block](bool /*ok*/) mutable { HostPool::Get().Keep(std::move(block)); });
+  try {
+    released.OnReady([block](bool /*ok*/) mutable { HostPool::Get().Keep(std::move(block)); });
+  } catch (...) {
+    // Not registered: nobody will say when the device is done with the
+    // memory, so it must never be freed.
+    new c10::Storage(std::move(block));  // intentionally leaked
+    throw;
+  }
 }
 
 size_t HostPool::free_blocks() {

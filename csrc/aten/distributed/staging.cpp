@@ -70,7 +70,11 @@ std::vector<std::vector<at::Tensor>> Staging::Out(const std::vector<std::vector<
 
 void Staging::WriteBack() {
   HostPool& pool = HostPool::Get();
-  for (auto& [device, host] : writebacks_) {
+  // Taken out first: if a write fails part-way, the blocks not handed back
+  // yet are simply freed, and none is handed back twice.
+  std::vector<std::pair<at::Tensor, at::Tensor>> todo;
+  todo.swap(writebacks_);
+  for (auto& [device, host] : todo) {
     if (auto released = WriteByLendingHost(device, host)) {
       pool.GiveWhen(*released, host);
     } else {
@@ -78,7 +82,6 @@ void Staging::WriteBack() {
       pool.Give(host);
     }
   }
-  writebacks_.clear();
 }
 
 }  // namespace torchtpu::aten::distributed
