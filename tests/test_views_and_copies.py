@@ -560,3 +560,52 @@ def test_out_of_memory_is_catchable():
     assert r.returncode == 0, r.stdout + r.stderr
     assert "CAUGHT OOM" in r.stdout, r.stdout + r.stderr
     assert "CONTINUED 20.0" in r.stdout, r.stdout + r.stderr
+
+
+# ------------------------------------------------- rows of a tensor share one program
+def _program_count():
+    import torchtpu
+    return len(torchtpu.compile_cache_stats())
+
+
+@pytest.mark.needs_tpu
+def test_every_row_reads_and_writes_through_one_program():
+    # The start of a contiguous part of a storage is a runtime argument
+    # (graph::Input/Write::offset_arg): x[i] for every i runs one program,
+    # where it used to compile one per offset (64 compiles for 64 rows).
+    torch.manual_seed(0)
+    xc = torch.randn(48, 37)
+    x = xc.to(DEVICE)
+    synchronize()
+    before = _program_count()
+    got = [x[i].exp() for i in range(48)]            # read a row
+    narrowed = [x[i:i + 3] * 2 for i in range(45)]   # read a block of rows
+    y = torch.zeros(48, 37, device=DEVICE)
+    for i in range(48):
+        y[i].copy_(x[47 - i])                          # write a row from another row
+        y[i].add_(float(i))                            # read and write the same row
+    synchronize()
+    for i in range(48):
+        torch.testing.assert_close(got[i].cpu(), xc[i].exp())
+    for i in range(45):
+        assert torch.equal(narrowed[i].cpu(), xc[i:i + 3] * 2)
+    assert torch.equal(y.cpu(), torch.stack([xc[47 - i] + i for i in range(48)]))
+    # Strict mode compiles each op once; fused mode records graphs that cut
+    # at reads. Either way the count does not grow with the rows: far fewer
+    # programs than the 48 + 45 + 2 * 48 offsets.
+    assert _program_count() - before <= 12, _program_count() - before
+
+
+@pytest.mark.needs_tpu
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int64, torch.bfloat16, torch.float16,
+                                   torch.complex64])
+def test_rows_at_runtime_offsets_keep_every_dtype(dtype):
+    xc = torch.randn(9, 5, dtype=dtype) if dtype.is_complex else make((9, 5), dtype)
+    x = xc.to(DEVICE)
+    for i in range(9):
+        assert torch.equal(x[i].clone().cpu(), xc[i])
+        assert torch.equal(x[i:].clone().cpu(), xc[i:])
+    y = torch.zeros(9, 5, dtype=dtype, device=DEVICE)
+    for i in range(9):
+        y[8 - i] = x[i]
+    assert torch.equal(y.cpu(), xc.flip(0))

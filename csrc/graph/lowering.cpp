@@ -32,7 +32,11 @@ std::vector<hlo::Value> LowerNodeInto(hlo::Builder& b, const Node& node,
     std::vector<hlo::Value> operands;
     for (const Input& in : node.inputs) {
       hlo::Value a = args.at(in.arg);
-      operands.push_back(in.view ? ReadView(b, a, *in.view) : a);
+      if (in.view && in.offset_arg >= 0) {
+        operands.push_back(ReadContiguousViewAt(b, a, *in.view, args.at(in.offset_arg)));
+      } else {
+        operands.push_back(in.view ? ReadView(b, a, *in.view) : a);
+      }
     }
     std::vector<hlo::Value> outputs = (*fn)(b, node, operands);
     std::vector<bool> written(outputs.size(), false);
@@ -41,7 +45,9 @@ std::vector<hlo::Value> LowerNodeInto(hlo::Builder& b, const Node& node,
       hlo::Value value = outputs.at(w.output);
       written[w.output] = true;
       if (value.shape() != w.view.sizes) value = b.BroadcastTo(value, w.view.sizes);
-      if (w.arg >= 0) {
+      if (w.arg >= 0 && w.offset_arg >= 0) {
+        results.push_back(WriteContiguousViewAt(b, args.at(w.arg), w.view, value, args.at(w.offset_arg)));
+      } else if (w.arg >= 0) {
         results.push_back(WriteView(b, args.at(w.arg), w.view, value));
       } else {
         results.push_back(b.Reshape(b.Convert(value, w.base.dtype), w.base.shape));

@@ -35,10 +35,15 @@ using Attr = std::variant<int64_t, double, bool, std::string, std::vector<int64_
 using ArgType = hlo::TensorType;
 
 // An operand of the op: argument `arg`, read through `view` (absent for
-// scalars and for arguments used as they are).
+// scalars and for arguments used as they are). With offset_arg >= 0 the view
+// is contiguous and its start is not part of the program: the program reads
+// it from argument `offset_arg` (an i64 scalar), so the rows of a tensor,
+// x[0], x[1], ..., share one program instead of compiling one per offset.
+// view->offset still holds the value (for everything but the program).
 struct Input {
   int arg = 0;
   std::optional<View> view;
+  int offset_arg = -1;
 };
 
 // Result `output` of the op is converted to the destination dtype and written
@@ -50,6 +55,10 @@ struct Write {
   int arg = -1;
   View view;
   hlo::TensorType base;  // the destination buffer: rank 1
+  // As Input::offset_arg: a contiguous view (arg >= 0) whose start the
+  // program reads from this i64 scalar argument, so writing x[i] for every
+  // i is one program.
+  int offset_arg = -1;
 };
 
 struct Node {

@@ -48,13 +48,28 @@ std::string Signature(const Node& node) {
   for (const Input& in : node.inputs) {
     e.I(in.arg);
     e.I(in.view ? 1 : 0);
-    if (in.view) e.ViewOf(*in.view);
+    if (in.view && in.offset_arg >= 0) {
+      // A runtime start: its value is not part of the program. Encoded in
+      // the offset's place as -(arg + 1), which no static offset (>= 0) is,
+      // so signatures without runtime starts are unchanged.
+      View dynamic = *in.view;
+      dynamic.offset = -(static_cast<int64_t>(in.offset_arg) + 1);
+      e.ViewOf(dynamic);
+    } else if (in.view) {
+      e.ViewOf(*in.view);
+    }
   }
   e.I(static_cast<int64_t>(node.writes.size()));
   for (const Write& w : node.writes) {
     e.I(w.output);
     e.I(w.arg);
-    e.ViewOf(w.view);
+    if (w.offset_arg >= 0) {
+      View dynamic = w.view;  // as for inputs: the start is not in the program
+      dynamic.offset = -(static_cast<int64_t>(w.offset_arg) + 1);
+      e.ViewOf(dynamic);
+    } else {
+      e.ViewOf(w.view);
+    }
     e.Type(w.base);
   }
   return key;

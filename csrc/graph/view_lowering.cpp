@@ -98,6 +98,11 @@ Value ReadView(Builder& b, Value base, const View& v) {
   return Gather(b, base, v);
 }
 
+Value ReadContiguousViewAt(Builder& b, Value base, const View& v, Value start) {
+  if (v.numel() == 0) return b.Constant(Literal::Int(0), base.dtype(), v.sizes);
+  return b.Reshape(b.DynamicSlice(base, {b.Convert(start, DType::kI64)}, {v.numel()}), v.sizes);
+}
+
 Value WriteView(Builder& b, Value base, const View& v, Value value) {
   const int64_t n = base.shape()[0];
   value = b.Convert(value, base.dtype());
@@ -113,6 +118,12 @@ Value WriteView(Builder& b, Value base, const View& v, Value value) {
   d.index_vector_dim = 1;
   auto replace = [](Builder&, const std::vector<Value>& a) { return std::vector<Value>{a[1]}; };
   return b.Scatter(base, FlatIndices(b, v), b.Reshape(value, {v.numel()}), d, replace);
+}
+
+Value WriteContiguousViewAt(Builder& b, Value base, const View& v, Value value, Value start) {
+  value = b.Convert(value, base.dtype());
+  if (v.numel() == 0) return base;
+  return b.DynamicUpdateSlice(base, b.Reshape(value, {v.numel()}), {b.Convert(start, DType::kI64)});
 }
 
 }  // namespace torchtpu::graph

@@ -135,6 +135,47 @@ TEST(GraphViewWrite, WritesExactlyTheViewAndDonates) {
   EXPECT_EQ(Download(*launch.results[0], 12), expect);
 }
 
+TEST(GraphViewAtRuntimeOffset, RowsShareOneProgramAndReadAndWriteTheirOwnElements) {
+  // node: y[row_w] = x[row_r] + 0 for a 5 x 4 x, the rows' starts passed as
+  // i64 scalars (Input/Write::offset_arg).
+  auto c = testing_plugin::Client();
+  std::vector<float> xs(20);
+  std::iota(xs.begin(), xs.end(), 1.0f);
+  auto make = [](int64_t read_row, int64_t write_row) {
+    graph::Node node;
+    node.op = "test.add";
+    node.args = {hlo::TensorType{DType::kF32, {20}}, hlo::TensorType{DType::kF32, {}},
+                 hlo::TensorType{DType::kF32, {20}}, hlo::TensorType{DType::kI64, {}},
+                 hlo::TensorType{DType::kI64, {}}};
+    graph::Input row{0, MakeView({4}, {1}, 4 * read_row)};
+    row.offset_arg = 3;
+    node.inputs = {row, graph::Input{1, std::nullopt}};
+    graph::Write w{0, 2, MakeView({4}, {1}, 4 * write_row), hlo::TensorType{DType::kF32, {20}}};
+    w.offset_arg = 4;
+    node.writes = {w};
+    return node;
+  };
+  EXPECT_EQ(graph::Signature(make(1, 2)), graph::Signature(make(3, 0)));
+  graph::Node fixed = make(1, 2);
+  fixed.inputs[0].offset_arg = -1;
+  EXPECT_NE(graph::Signature(fixed), graph::Signature(make(1, 2)));
+  std::shared_ptr<graph::CacheEntry> entry = Cache().Get(make(1, 2), 0);
+  float zero = 0.0f;
+  auto scalar = c->BufferFromHost(&zero, pjrt::ElementType::kF32, {}, c->devices()[0]);
+  for (int64_t r : {0, 3, 4}) {
+    const int64_t w = 4 - r;
+    int64_t read_start = 4 * r, write_start = 4 * w;
+    auto rs = c->BufferFromHost(&read_start, pjrt::ElementType::kS64, {}, c->devices()[0]);
+    auto ws = c->BufferFromHost(&write_start, pjrt::ElementType::kS64, {}, c->devices()[0]);
+    auto x = Upload(xs);
+    auto y = Upload(std::vector<float>(20, -1.0f));
+    auto launch = graph::Execute(*entry, {x.get(), scalar.get(), y.get(), rs.get(), ws.get()});
+    std::vector<float> expect(20, -1.0f);
+    for (int k = 0; k < 4; ++k) expect[4 * w + k] = xs[4 * r + k];
+    EXPECT_EQ(Download(*launch.results[0], 20), expect) << "row " << r << " into row " << w;
+  }
+}
+
 TEST(GraphCache, HitsDoNotRecompileAndStatsCount) {
   graph::CompileCache cache(testing_plugin::Client());
   graph::Node node;

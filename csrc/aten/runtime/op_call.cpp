@@ -64,7 +64,15 @@ OpCall& OpCall::In(const at::Tensor& t) {
   if (t.device().is_cpu() && t.dim() == 0) return Scalar(t.item(), t.scalar_type());
   CheckDevice(t);
   int arg = ArgFor(t);
-  node_.inputs.push_back(graph::Input{arg, ViewOf(t)});
+  graph::Input input{arg, ViewOf(t)};
+  // A contiguous part of a larger storage (a row x[i], a narrow along the
+  // first dimension): its start becomes a runtime argument, so every row
+  // runs the same program (graph::Input::offset_arg).
+  const graph::View& v = *input.view;
+  if (v.numel() > 0 && v.IsContiguous() && !v.CoversWhole(node_.args[arg].numel())) {
+    input.offset_arg = ScalarArg(c10::Scalar(v.offset), c10::kLong);
+  }
+  node_.inputs.push_back(std::move(input));
   return *this;
 }
 
@@ -349,6 +357,9 @@ void OpCall::RunInto(const std::vector<at::Tensor>& dsts) {
     bool read = false;
     for (const StorageData* p : storages_) read |= p == &s;
     w.arg = (w.view.CoversWhole(w.base.numel()) && !read) ? -1 : ArgFor(dst);
+    if (w.arg >= 0 && w.view.numel() > 0 && w.view.IsContiguous() && !w.view.CoversWhole(w.base.numel())) {
+      w.offset_arg = ScalarArg(c10::Scalar(w.view.offset), c10::kLong);  // as in In()
+    }
     for (StorageData* t : targets) {
       TORCH_CHECK(t != &s, "torchtpu: ", node_.op, " writes two results into one storage");
     }
