@@ -4,7 +4,8 @@
 // With the fallback profiler state the profiler records a marker at the start
 // and end of every range and asks elapsed() for the device time in between:
 // here that is the time between the completions of the launches the two
-// markers captured, 0 when no program was launched inside the range (an op
+// markers captured (at least 1 us when a program was launched inside the
+// range), 0 when none was (an op
 // only recorded into a fused graph, or computed on the host). Markers never
 // flush a pending fused graph, so profiling does not change what gets fused.
 #include <ATen/core/Tensor.h>
@@ -41,14 +42,20 @@ struct TpuProfilerStubs final : public torch::profiler::impl::ProfilerStubs {
     if (cpu_ns != nullptr) *cpu_ns = c10::getTime();
     *event = std::move(m);
   }
-  // Microseconds, as the profiler expects from these stubs.
+  // Microseconds, as the profiler expects from these stubs; it truncates
+  // them to whole microseconds. The completion stamps come from PJRT's
+  // callback threads, so a program queued behind another can be stamped
+  // within a microsecond of it (or, under scheduler noise, before it) though
+  // it ran: a range that launched a program reports at least the profiler's
+  // resolution, so that 0 keeps meaning "launched nothing".
   float elapsed(const ProfilerVoidEventStub* event, const ProfilerVoidEventStub* event2) const override {
     auto a = std::static_pointer_cast<Marker>(*event);
     auto b = std::static_pointer_cast<Marker>(*event2);
     if (!a || !b || b->last_seq == a->last_seq) return 0.f;  // no launch in the range
     a->Wait();
     b->Wait();
-    return static_cast<float>(std::max<int64_t>(0, b->ReachedNs() - a->ReachedNs())) / 1e3f;
+    constexpr float kResolutionUs = 1.f;
+    return std::max(kResolutionUs, static_cast<float>(b->ReachedNs() - a->ReachedNs()) / 1e3f);
   }
   void mark(const char*) const override {}
   void rangePush(const char*) const override {}
