@@ -199,3 +199,38 @@ def test_grouped_mm_compiles_in_float32(dtype):
                                atol=1e-5 if dtype == torch.float32 else 1e-2)
     with pytest.raises(Exception, match="Offsets tensor"):  # the checks are still made
         torch.compile(f, backend="tpu")(a.to("tpu"), b.to("tpu"), offs.to("tpu").long())
+
+
+def _pool_then_flatten(h):
+    # avg_pool1d of a transposed (B, C, T) view: PyTorch's meta kernel gives
+    # the result the input's permuted strides, so the trace records the
+    # final reshape as a view; the tpu kernel's row-major result cannot be
+    # viewed that way (SEW-D's pooling of hidden states).
+    p = torch.nn.functional.avg_pool1d(h.transpose(1, 2), 2)
+    return (p + 1).transpose(1, 2).reshape(-1, h.shape[-1])
+
+
+@pytest.mark.parametrize("grad", [False, True], ids=["forward", "backward"])
+def test_view_recorded_on_meta_strides_runs_on_tpu_strides(grad):
+    from torchtpu._dynamo_backend import _views_as_reshapes
+    torch.manual_seed(0)
+    h = torch.randn(2, 8, 6)
+    ref_in = h.clone().requires_grad_(grad)
+    ref = _pool_then_flatten(ref_in)
+    dev_in = h.to("tpu").requires_grad_(grad)
+    out = torch.compile(_pool_then_flatten, backend="tpu")(dev_in)
+    torch.testing.assert_close(out.cpu(), ref, rtol=1e-6, atol=1e-6)
+    if grad:
+        ref.square().sum().backward()
+        out.square().sum().backward()
+        torch.testing.assert_close(dev_in.grad.cpu(), ref_in.grad, rtol=1e-6, atol=1e-6)
+    # The rewrite itself: views become reshapes, nothing else changes.
+    g = torch.fx.Graph()
+    x_node = g.placeholder("x")
+    v = g.call_function(torch.ops.aten.view.default, (x_node, [-1]))
+    g.output(g.call_function(torch.ops.aten.add.Tensor, (v, 1)))
+    traced = torch.fx.GraphModule(torch.nn.Module(), g)
+    assert _views_as_reshapes(traced) == 1
+    assert _views_as_reshapes(traced) == 0
+    x = torch.randn(2, 3).t()  # not viewable as (-1,): the reshape copies
+    torch.testing.assert_close(traced(x), x.reshape(-1) + 1)

@@ -21,6 +21,15 @@ Before AOTAutograd traces the graph, causal self-attention calls are pointed
 at `_causal_attention.chunked_causal_sdpa`, which computes them in query
 chunks that skip the masked half of the scores.
 
+AOTAutograd traces with meta kernels, whose output strides follow the
+input's memory format (channels-last in, channels-last out), while tpu
+kernels return row-major results. A `view` the trace recorded as valid can
+then be invalid on the real tensors (SEW-D: avg_pool2d of a channels-last
+view, transposed, then viewed), so each graph's `view`s become `reshape`s
+(`_views_as_reshapes`): a copy where the strides differ, the same values
+either way. The graphs are functional, so no mutation can tell the copy
+from a view.
+
 Shapes are static unless Dynamo marks them dynamic. Symbolic sizes arrive as
 plain ints at run time, so a dynamic graph runs through the kernels on every
 call and each new shape compiles its own program (visible in
@@ -96,6 +105,22 @@ class _CompiledRegion:
         return outs
 
 
+_VIEW_TARGETS = (torch.ops.aten.view.default, torch.ops.aten._unsafe_view.default)
+
+
+def _views_as_reshapes(graph: torch.fx.GraphModule) -> int:
+    """Points every view node of an AOT graph at ``aten.reshape``; returns
+    how many (see the module docstring)."""
+    n = 0
+    for node in graph.graph.nodes:
+        if node.op == "call_function" and node.target in _VIEW_TARGETS:
+            node.target = torch.ops.aten.reshape.default
+            n += 1
+    if n:
+        graph.recompile()
+    return n
+
+
 def _decompositions() -> dict:
     # PyTorch's own decompositions for the few ops AOTAutograd emits that
     # have no tpu kernel of their own but decompose into ones that do.
@@ -112,6 +137,7 @@ def tpu_backend(gm: torch.fx.GraphModule, example_inputs, **kwargs):
     from torch._dynamo.backends.common import aot_autograd
 
     def compiler(graph: torch.fx.GraphModule, inputs):
+        _views_as_reshapes(graph)
         region = _CompiledRegion(graph)
 
         def run(args):
