@@ -119,6 +119,23 @@ def test_shrink_keeps_one_layer_of_each_kind_and_equal_dims():
     assert mild["hidden_size"] == 4096 and mild["num_hidden_layers"] == 2
 
 
+def test_constant_weight_matrices_are_redrawn_and_nothing_else():
+    def make():
+        m = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.LayerNorm(3), torch.nn.Linear(3, 2))
+        torch.nn.init.zeros_(m[0].weight)  # a zero router gate
+        return m
+    m, again = make(), make()
+    before = {n: p.clone() for n, p in m.named_parameters()}
+    assert S.redraw_constant_matrices(m) == ["0.weight"]
+    assert m[0].weight.std() > 0.01 and m[0].weight.std() < 0.04
+    for name, p in m.named_parameters():
+        if name != "0.weight":
+            assert torch.equal(p, before[name]), name  # biases, norm scales, random matrices stay
+    assert S.redraw_constant_matrices(again) == ["0.weight"]
+    assert torch.equal(again[0].weight, m[0].weight)  # seeded: both devices' copies start equal
+    assert S.redraw_constant_matrices(m) == []
+
+
 def test_matrix_cells_and_verdicts():
     row = {"source": "transformers", "name": "M", "status": "ok", "results": {
         "forward": {"status": "pass", "fallback_ops": {}},

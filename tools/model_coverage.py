@@ -433,7 +433,9 @@ Each model is built on the CPU from a seeded random initialisation (transformers
 shrunk to 2 layers, width 64, 4 heads of 16, FFN 128, vocab 512, images of 4x4 patches; a milder shrink
 (depth and vocab only) when that does not run; timm: 10 classes and 64x64 images, or the default input size;
 torchvision: 10 classes, 64x64 images or the smallest size that runs), copied to `tpu`, and run on the same
-inputs on both. Errors are normwise per tensor: max|tpu - cpu| / max|cpu| (integer outputs: the fraction of
+inputs on both. A transformers weight matrix the model initialises to one constant (a zero router gate or
+output projection) is redrawn from N(0, 0.02): a zero product would hide a wrong lowering, and a zero router
+makes top-k choose among ties, whose order PyTorch leaves unspecified. Errors are normwise per tensor: max|tpu - cpu| / max|cpu| (integer outputs: the fraction of
 differing elements).
 
 - **forward**: eval mode, every output tensor within 1e-4. f32's unit roundoff is 6e-8; XLA reassociates
@@ -467,10 +469,14 @@ LEFT_MD = """## What is left, and why
     families (AXK1/AXK2, Afmoe, AriaText, Mixtral): transformers sends every `tpu` model through
     `grouped_mm` in any dtype and torch's meta function takes bfloat16 only. Fixed on 2026-12-05
     (`torchtpu/_grouped_mm_meta.py`); those 9 models' compiled feature was re-run and merged (the "re-run"
-    line above). SEW-D still fails to compile ("view size is not compatible").
-  - AfmoeForCausalLM: its router gate is zero-initialised, so every expert's score is sigmoid(0) = 0.5 and
-    `torch.topk` chooses among ties, whose order PyTorch leaves unspecified: the CPU's kernel picks experts 2
-    and 3, tpu 0 and 1, and every feature differs from there. Neither result is wrong.
+    line above). SEW-D failed to compile ("view size is not compatible": meta kernels keep channels-last
+    strides that tpu kernels do not); since 2026-12-06 views in compiled graphs run as reshapes, and SEW-D
+    was re-run and merged.
+  - AfmoeForCausalLM zero-initialises its router gate, so every expert scored sigmoid(0) = 0.5 and
+    `torch.topk` chose among ties, whose order PyTorch leaves unspecified (the CPU's comes from
+    std::nth_element): the CPU picked experts 2 and 3, tpu 0 and 1, and every feature differed from there.
+    Since 2026-12-06 the harness redraws weight matrices a model initialises to one constant
+    (`_support.redraw_constant_matrices`, named in the row's build note); Afmoe was re-run and merged.
   - torchvision detection models: `nms` and `roi_align` run through the CPU fallback (the table above). Their
     train step samples proposals with `torch.randperm` on the model's device, whose random stream is not the
     CPU's, so the step cannot match (tpu 7.5e-1 from the float64 step, the CPU 6e-3). The eval forward of

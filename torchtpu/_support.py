@@ -589,6 +589,28 @@ def _hf_inputs(model, cfg, task: str, gen: bool):
     return kw, train_kw, gen_kw, tokens
 
 
+def redraw_constant_matrices(model, std: float = 0.02) -> list[str]:
+    """Redraws (seeded, N(0, std)) every floating weight matrix the model
+    initialised to one constant; returns their names.
+
+    Some models zero-initialise a matrix on purpose (AFMoE's router gate,
+    adaLN-zero and LoRA-style output projections). With random inputs such a
+    matrix makes the check weaker (a zero product hides a wrong lowering)
+    or ill-posed: a zero router scores every expert alike, and top-k's order
+    among equal values is unspecified (the CPU's comes from std::nth_element),
+    so the two devices may pick different experts, both correctly. 1-D
+    parameters (norm scales, biases) keep their constants."""
+    import torch
+    gen = torch.Generator().manual_seed(1)
+    names = []
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() >= 2 and p.is_floating_point() and p.numel() > 1 and bool((p == p.flatten()[0]).all()):
+                p.copy_(torch.randn(p.shape, generator=gen, dtype=torch.float32).mul_(std).to(p.dtype))
+                names.append(name)
+    return names
+
+
 def build_transformers(spec: dict) -> Built:
     """A transformers model from its class name (tiny random config), a config dict, or a checkpoint."""
     import torch
@@ -628,10 +650,13 @@ def build_transformers(spec: dict) -> Built:
                 raise RuntimeError(f"harness gap: {params / 1e6:.0f}M parameters after shrinking")
             torch.manual_seed(0)
             model = cls(cfg).eval()
+            redrawn = redraw_constant_matrices(model)
             kw, train_kw, gen_kw, tokens = _hf_inputs(model, cfg, task, gen)
             with torch.no_grad():
                 model(**kw)  # the reference must run on the CPU
-            return Built(model, (), kw, train_kwargs=train_kw, generate_kwargs=gen_kw, tokens=tokens, level=level)
+            note = f"constant weight matrices redrawn: {', '.join(redrawn)}" if redrawn else None
+            return Built(model, (), kw, train_kwargs=train_kw, generate_kwargs=gen_kw, tokens=tokens, level=level,
+                         note=note)
         except Exception as e:  # noqa: BLE001 - try a milder shrink
             first = first or e
     raise first
