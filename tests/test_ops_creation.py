@@ -103,6 +103,32 @@ def test_linspace(args, kwargs):
     compare_on(lambda d: torch.linspace(*args, device=d, **kwargs))
 
 
+@pytest.mark.parametrize("args,dtype", [
+    ((10, 2000, 1991), torch.bfloat16),
+    ((-100, 100, 401), torch.bfloat16),
+    ((0, 9000, 9000), torch.bfloat16),
+    ((0, 9000, 9000), torch.float16),
+    ((-3.0, 7.5, 4097), torch.float16),
+], ids=["bf16_1991", "bf16_401", "bf16_9000", "f16_9000", "f16_4097"])
+def test_linspace_half_precision_is_bit_exact(args, dtype):
+    # Each element is one multiply-add from the nearer end in the output
+    # dtype, as on the CPU, so the results agree bit for bit (tolerance 0);
+    # an index carried in bfloat16 is inexact past 256 and was 2 ulps off.
+    compare_on(lambda d: torch.linspace(*args, device=d, dtype=dtype), dtype_tol=(0.0, 0.0))
+    out = torch.empty(0, device=DEVICE, dtype=dtype)  # the out= path
+    torch.linspace(*args, out=out)
+    torch.testing.assert_close(out.cpu(), torch.linspace(*args, dtype=dtype), rtol=0, atol=0)
+
+
+def test_arange_out_of_another_size_warns_and_resizes_as_the_cpu():
+    for device in ("cpu", DEVICE):
+        line = torch.zeros(1, 49, device=device)
+        with pytest.warns(UserWarning, match="The out tensor will be resized"):
+            torch.arange(-1, 1, 2.0 / 49, dtype=torch.float32, out=line)
+        assert line.shape == (50,)
+        torch.testing.assert_close(line.cpu(), torch.arange(-1, 1, 2.0 / 49))
+
+
 @pytest.mark.parametrize("args,kwargs", [
     ((3,), {}),
     ((3, 5), {}),

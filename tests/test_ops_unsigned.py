@@ -168,6 +168,15 @@ def test_bitwise(dtype, op):
     compare(lambda t, u: getattr(t, op + "_")(u), a, b)
 
 
+@pytest.mark.parametrize("op", ["abs", "sign", "sgn"])
+def test_uint8_magnitude_and_sign(op):
+    # StableHLO's abs and sign take signless integers only: an unsigned value
+    # is its own magnitude and its sign is whether it is nonzero.
+    a = torch.tensor([0, 1, 5, 127, 128, 200, 255] * 3, dtype=torch.uint8)
+    compare(getattr(torch, op), a, dtype_tol=EXACT)
+    compare(getattr(torch, op), NonContig(a), dtype_tol=EXACT)
+
+
 @pytest.mark.parametrize("dtype", UNSIGNED)
 def test_mul_div(dtype):
     # mul wraps modulo 2**bits as the CPU's does.

@@ -23,11 +23,15 @@ REGISTER_LOWERING("linspace", [](Builder& b, const graph::Node& n, const Values&
   Value start = b.BroadcastTo(in[0], shape), end = b.BroadcastTo(in[1], shape);
   Value step = b.Div(b.Sub(in[1], in[0]), Scalar(b, static_cast<double>(std::max<int64_t>(steps - 1, 1)), acc));
   step = b.BroadcastTo(step, shape);
-  Value i = b.Iota(hlo::TensorType{acc, shape}, 0);
-  Value halfway = b.Constant(Literal::Int(steps / 2), acc, shape);
-  Value last = b.Constant(Literal::Int(steps - 1), acc, shape);
-  Value up = b.Add(start, b.Mul(step, i));
-  Value down = b.Sub(end, b.Mul(step, b.Sub(last, i)));
+  // The index counts in int64 and meets the step only as its distance from
+  // the nearer end (< steps / 2), as in the CPU kernel: an iota in a
+  // bfloat16 or half accumulator would already be inexact past 256 or 2048.
+  hlo::TensorType index_type{DType::kI64, shape};
+  Value i = b.Iota(index_type, 0);
+  Value halfway = b.Constant(Literal::Int(steps / 2), DType::kI64, shape);
+  Value last = b.Constant(Literal::Int(steps - 1), DType::kI64, shape);
+  Value up = b.Add(start, b.Mul(step, b.Convert(i, acc)));
+  Value down = b.Sub(end, b.Mul(step, b.Convert(b.Sub(last, i), acc)));
   Value first_half = b.Cmp(i, halfway, hlo::Compare::kLT);
   return Values{b.Convert(b.Select(first_half, up, down), out)};
 });

@@ -31,6 +31,9 @@ Value Sign(Builder& b, Value x) {
     Value unit = b.MakeComplex(b.Div(b.Real(x), abs), b.Div(b.Imag(x), abs));
     return b.Select(b.Cmp(abs, Splat(b, 0, abs), Compare::kEQ), Splat(b, 0, x), unit);
   }
+  // stablehlo.sign takes signless integers only: an unsigned value's sign
+  // is whether it is nonzero.
+  if (hlo::IsUnsignedInt(x.dtype())) return b.Convert(b.Cmp(x, Splat(b, 0, x), Compare::kNE), x.dtype());
   if (!hlo::IsFloat(x.dtype())) return b.Unary("sign", x);
   Value zero = Splat(b, 0, x);
   return b.Sub(b.Convert(b.Cmp(x, zero, Compare::kGT), x.dtype()), b.Convert(b.Cmp(x, zero, Compare::kLT), x.dtype()));
@@ -254,7 +257,8 @@ const std::map<std::string, Fn>& Table() {
          if (hlo::IsComplex(v[0].dtype())) {  // |z|: the part type
            return b.Op("stablehlo.abs", {v[0]}, {hlo::TensorType{hlo::ComplexPart(v[0].dtype()), v[0].shape()}})[0];
          }
-         return v[0].dtype() == DType::kBool ? v[0] : b.Unary("abs", v[0]);
+         // stablehlo.abs takes signless integers only; unsigned (and bool) values are their own magnitude.
+         return hlo::IsUnsignedInt(v[0].dtype()) ? v[0] : b.Unary("abs", v[0]);
        }},
       {"neg", [](Builder& b, const graph::Node&, const Values& v) { return b.Unary("negate", v[0]); }},
       {"sign", [](Builder& b, const graph::Node&, const Values& v) { return Sign(b, v[0]); }},

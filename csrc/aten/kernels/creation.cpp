@@ -49,7 +49,16 @@ at::Tensor& ArangeOut(const c10::Scalar& start, const c10::Scalar& end, const c1
   }
   // As the CPU: an out of the right number of elements keeps its shape and
   // strides (the values fill it in its own element order); others are resized.
-  if (out.numel() != size) at::native::resize_output(out, {size});
+  // A non-empty out of another size warns as the CPU kernel does (its size
+  // often comes from rounding a float step), then is resized.
+  if (out.numel() != size) {
+    if (out.numel() > 0) {
+      TORCH_WARN("torchtpu: arange's out tensor of shape ", out.sizes(), " has ", out.numel(),
+                 " elements where the range has ", size, " (a float step's rounding can do this). "
+                 "The out tensor will be resized to a tensor of shape (", size, ",).");
+    }
+    out.resize_({size});
+  }
   if (size == 0) return out;
   c10::ScalarType acc = integral ? c10::kLong : c10::kDouble;
   OpCall call("arange");
