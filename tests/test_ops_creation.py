@@ -120,6 +120,21 @@ def test_linspace_half_precision_is_bit_exact(args, dtype):
     torch.testing.assert_close(out.cpu(), torch.linspace(*args, dtype=dtype), rtol=0, atol=0)
 
 
+def test_linspace_into_an_out_of_the_right_size_keeps_its_shape():
+    # As the CPU: an out of `steps` elements is filled in its own element
+    # order, whatever its shape and strides (here a narrowed 2x2 view).
+    for device in ("cpu", DEVICE):
+        x = torch.zeros(2, 3, device=device)
+        torch.linspace(0, 3, 4, out=x.narrow(1, 1, 2))
+        torch.testing.assert_close(x.cpu(), torch.tensor([[0.0, 0, 1], [0, 2, 3]]))
+
+
+def test_arange_whose_size_overflows_raises_like_the_cpu():
+    for device in ("cpu", DEVICE):
+        with pytest.raises(RuntimeError, match="overflow"):
+            torch.arange(1.175494351e-38, 3.402823466e38, device=device)
+
+
 def test_arange_out_of_another_size_warns_and_resizes_as_the_cpu():
     for device in ("cpu", DEVICE):
         line = torch.zeros(1, 49, device=device)

@@ -14,9 +14,11 @@
 #include "aten/runtime/hooks.h"
 #include "aten/kernels/registry.h"
 #include "aten/runtime/runtime.h"
+#include "aten/runtime/scalar_mirror.h"
 #include "graph/compile_cache.h"
 
 #include <cstdio>
+#include <map>
 #include <mutex>
 
 namespace py = pybind11;
@@ -133,6 +135,10 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_index_checks", [](bool on) { SetIndexChecksEnabled(on); });
   m.def("_get_index_checks", []() { return IndexChecksEnabled(); });
   m.def("_pending_index_checks", []() { return PendingIndexChecks(); });
+  m.def("_scalar_mirror_stats", []() {
+    MirrorStats s = ThreadMirrorStats();
+    return std::map<std::string, int64_t>{{"hits", s.hits}, {"fills", s.fills}};
+  });
   m.def("_lazy_init", []() { Runtime::Get(); });
   m.def("device_count", []() { return DeviceCount(); });
   m.def("current_device", []() { return CurrentDevice(); });

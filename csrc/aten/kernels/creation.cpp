@@ -7,9 +7,11 @@
 #include <ATen/native/Resize.h>
 
 #include <cmath>
+#include <limits>
 
 #include "aten/runtime/dtype.h"
 #include "aten/runtime/op_call.h"
+#include "aten/runtime/scalar_mirror.h"
 #include "aten/kernels/registry.h"
 #include "aten/runtime/storage.h"
 
@@ -45,7 +47,10 @@ at::Tensor& ArangeOut(const c10::Scalar& start, const c10::Scalar& end, const c1
     int64_t a = start.toLong(), z = end.toLong(), d = step.toLong();
     size = (z - a + d - (d > 0 ? 1 : -1)) / d;
   } else {
-    size = static_cast<int64_t>(std::ceil((e - s) / st));
+    double size_d = std::ceil((e - s) / st);
+    TORCH_CHECK(size_d >= 0 && size_d <= static_cast<double>(std::numeric_limits<int64_t>::max()),
+                "arange: invalid size ", size_d, " for the range ", s, " -> ", e, " by ", st, ", possible overflow?");
+    size = static_cast<int64_t>(size_d);
   }
   // As the CPU: an out of the right number of elements keeps its shape and
   // strides (the values fill it in its own element order); others are resized.
@@ -76,17 +81,23 @@ at::Tensor& ArangeOut(const c10::Scalar& start, const c10::Scalar& end, const c1
 
 at::Tensor& LinspaceOut(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, at::Tensor& out) {
   TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
-  at::native::resize_output(out, {steps});
+  // As the CPU: an out of `steps` elements keeps its shape and strides (the
+  // values fill it in its own element order); others are resized, silently.
+  if (out.numel() != steps) out.resize_({steps});
   at::assert_no_internal_overlap(out);  // an expanded out, as the CPU's iterator refuses it
   if (steps == 0) return out;
   if (steps == 1) return Fill(out, start);
   c10::ScalarType acc = at::isIntegralType(out.scalar_type(), true) ? c10::kDouble : out.scalar_type();
-  OpCall("linspace")
-      .Attr(steps)
+  OpCall call("linspace");
+  call.Attr(steps)
       .Attr(static_cast<int64_t>(ToHlo(out.scalar_type())))
       .Scalar(start, acc)
-      .Scalar(end, acc)
-      .RunInto({out});
+      .Scalar(end, acc);
+  if (out.dim() == 1) {
+    call.RunInto({out});
+  } else {
+    out.copy_(call.Run1().view(out.sizes()));
+  }
   return out;
 }
 
@@ -102,6 +113,7 @@ at::Tensor& EyeOut(int64_t n, int64_t m, at::Tensor& out) {
 at::Tensor& EyeOutSquare(int64_t n, at::Tensor& out) { return EyeOut(n, n, out); }
 
 c10::Scalar LocalScalarDense(const at::Tensor& self) {
+  if (auto value = ReadThroughMirror(self)) return *value;
   at::Tensor host = self.to(at::kCPU);
   return host.item();
 }
