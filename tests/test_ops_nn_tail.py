@@ -260,6 +260,21 @@ def test_grid_sample(case, dtype, noncontig):
             noncontig=noncontig, grad_tol=GRID_GRAD_TOL, exact_ref=True)
 
 
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic"])
+@pytest.mark.parametrize("pad", ["zeros", "border", "reflection"])
+def test_grid_sample_with_nan_and_inf_coordinates_matches_the_cpu(mode, pad):
+    # A NaN coordinate used to cast to an index far out of range (IndexError
+    # from the gather's check). The CPU's answers, NaN included: border and
+    # reflection clip NaN to 0; zeros padding multiplies a NaN weight by the
+    # 0 it samples outside.
+    nan, inf = float("nan"), float("inf")
+    x = make((1, 2, 3, 3), torch.float32, seed=5)
+    grid = torch.tensor([[[[nan, 0.0], [0.0, inf]], [[0.2, -0.3], [-inf, nan]]]])
+    fn = lambda a, g: F.grid_sample(a, g, mode=mode, padding_mode=pad, align_corners=False)
+    torch.testing.assert_close(fn(x.to(DEVICE), grid.to(DEVICE)).cpu(), fn(x, grid), equal_nan=True,
+                               rtol=1e-5, atol=1e-6)
+
+
 def test_grid_sample_bicubic_3d_rejected():
     x, g = make((1, 1, 2, 2, 2)), make((1, 1, 1, 1, 3))
     with pytest.raises(RuntimeError, match="bicubic"):

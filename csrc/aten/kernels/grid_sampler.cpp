@@ -36,7 +36,9 @@ struct Coord {
 
 Coord Clip(const at::Tensor& in, int64_t size) {
   const double hi = static_cast<double>(size - 1);
-  return {in.clamp(0, hi), ((in > 0) & (in < hi)).to(in.scalar_type())};
+  // NaN clips to 0, as the CPU's vectorised max(in, 0) gives (clamp would keep it).
+  at::Tensor value = at::where(at::isnan(in), at::zeros_like(in), in).clamp(0, hi);
+  return {value, ((in > 0) & (in < hi)).to(in.scalar_type())};
 }
 
 // Reflects `in` into [twice_low/2, twice_high/2].
@@ -131,13 +133,18 @@ std::vector<Corner> Corners(const std::vector<AxisTaps>& axes) {
     int64_t stride = 1;
     for (int k = 0; k < nd; ++k) {
       const Tap& tap = axes[k].taps[pick[k]];
+      // A NaN or infinite coordinate is outside every axis (as on the CPU):
+      // its position becomes 0 before the integer cast (a NaN survives clamp
+      // and would cast to an index far out of range).
       at::Tensor ok = (tap.pos >= 0) & (tap.pos <= static_cast<double>(axes[k].size - 1));
-      at::Tensor pos = tap.pos.clamp(0, static_cast<double>(axes[k].size - 1)).to(at::kLong) * stride;
+      at::Tensor pos = at::where(ok, tap.pos, at::zeros_like(tap.pos)).to(at::kLong) * stride;
       index = index.defined() ? index + pos : pos;
       inside = inside.defined() ? inside & ok : ok;
       weight = weight.defined() ? weight * tap.weight : tap.weight;
       stride *= axes[k].size;
     }
+    // Multiplied by the 0/1 mask, as the CPU multiplies a weight by the 0
+    // it gathers outside: a NaN coordinate's weight stays NaN there too.
     at::Tensor mask = inside.to(weight.scalar_type());
     Corner c{index, weight * mask, {}};
     for (int k = 0; k < nd; ++k) {
