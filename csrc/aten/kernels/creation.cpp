@@ -32,6 +32,17 @@ at::Tensor& FillTensor(at::Tensor& self, const at::Tensor& value) {
   return self;
 }
 
+// Runs a 1-D creation program into `out`, which has as many elements but may
+// have any shape and strides: the values fill it in its element order, as
+// the CPU's range kernels do.
+void RunIntoInElementOrder(OpCall& call, at::Tensor& out) {
+  if (out.dim() == 1) {
+    call.RunInto({out});
+  } else {
+    out.copy_(call.Run1().view(out.sizes()));
+  }
+}
+
 // arange: start + i * step, computed in double (or int64) like PyTorch's CPU kernel.
 
 at::Tensor& ArangeOut(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step,
@@ -68,11 +79,7 @@ at::Tensor& ArangeOut(const c10::Scalar& start, const c10::Scalar& end, const c1
   c10::ScalarType acc = integral ? c10::kLong : c10::kDouble;
   OpCall call("arange");
   call.Attr(size).Attr(static_cast<int64_t>(ToHlo(out.scalar_type()))).Scalar(start, acc).Scalar(step, acc);
-  if (out.dim() == 1) {
-    call.RunInto({out});
-  } else {
-    out.copy_(call.Run1().view(out.sizes()));
-  }
+  RunIntoInElementOrder(call, out);
   return out;
 }
 
@@ -93,11 +100,7 @@ at::Tensor& LinspaceOut(const c10::Scalar& start, const c10::Scalar& end, int64_
       .Attr(static_cast<int64_t>(ToHlo(out.scalar_type())))
       .Scalar(start, acc)
       .Scalar(end, acc);
-  if (out.dim() == 1) {
-    call.RunInto({out});
-  } else {
-    out.copy_(call.Run1().view(out.sizes()));
-  }
+  RunIntoInElementOrder(call, out);
   return out;
 }
 
