@@ -357,6 +357,56 @@ TEST(PjrtBuffer, AliasedBufferCanBeDonated) {
   released->Await();
 }
 
+// Flat buffers (rank 0 and 1) on the CPU plugin are read where they lie in
+// host memory (buffer.cpp, ReadHostMemory); shaped ones, as in the tests
+// above, through PJRT_Buffer_ToHostBuffer. The direct read must keep every
+// guarantee of the PJRT copy: it waits for the producer, refuses a wrong
+// size and raises for a donated buffer.
+const char kFlatDonatingModule[] = R"(
+module @m {
+  func.func public @main(%a: tensor<6xf32> {tf.aliasing_output = 0 : i32}, %b: tensor<6xf32>) -> tensor<6xf32> {
+    %0 = stablehlo.multiply %a, %b : tensor<6xf32>
+    %1 = stablehlo.add %0, %b : tensor<6xf32>
+    func.return %1 : tensor<6xf32>
+  }
+}
+)";
+
+TEST(PjrtBuffer, FlatReadWaitsForTheProducer) {
+  auto client = CpuClient();
+  auto exe = client->Compile(kFlatDonatingModule, pjrt::CompileOptions{});
+  std::vector<float> a = {1, 2, 3, 4, 5, 6}, b = {2, 2, 2, 2, 2, 2};
+  PJRT_Device* dev = client->devices()[0];
+  for (int i = 0; i < 20; ++i) {
+    auto ba = client->BufferFromHost(a.data(), pjrt::ElementType::kF32, {6}, dev);
+    auto bb = client->BufferFromHost(b.data(), pjrt::ElementType::kF32, {6}, dev);
+    auto r = exe->Execute({{ba.get(), bb.get()}}, /*non_donatable=*/{0});
+    // No Await on r.done: the read itself must wait for the result.
+    std::vector<float> out(6);
+    r.outputs[0][0]->ToHost(out.data(), 24);
+    EXPECT_EQ(out, (std::vector<float>{4, 6, 8, 10, 12, 14}));
+  }
+}
+
+TEST(PjrtBuffer, FlatReadOfWrongSizeOrDonatedBufferThrows) {
+  auto client = CpuClient();
+  PJRT_Device* dev = client->devices()[0];
+  std::vector<float> a = {1, 2, 3, 4, 5, 6}, b = {2, 2, 2, 2, 2, 2};
+  auto ba = client->BufferFromHost(a.data(), pjrt::ElementType::kF32, {6}, dev);
+  std::vector<float> too_big(7), too_small(5);
+  EXPECT_THROW(ba->ToHost(too_big.data(), 28), pjrt::Error);
+  EXPECT_THROW(ba->ToHost(too_small.data(), 20), pjrt::Error);
+  auto exe = client->Compile(kFlatDonatingModule, pjrt::CompileOptions{});
+  auto bb = client->BufferFromHost(b.data(), pjrt::ElementType::kF32, {6}, dev);
+  auto r = exe->Execute({{ba.get(), bb.get()}});
+  r.done[0]->Await();
+  ASSERT_TRUE(ba->IsDeleted());
+  std::vector<float> out(6);
+  EXPECT_THROW(ba->ToHost(out.data(), 24), pjrt::Error);
+  r.outputs[0][0]->ToHost(out.data(), 24);
+  EXPECT_EQ(out, (std::vector<float>{4, 6, 8, 10, 12, 14}));
+}
+
 TEST(PjrtBuffer, CopyToDevice) {
   auto client = CpuClient();
   std::vector<int16_t> v = {1, -2, 3, -4};
