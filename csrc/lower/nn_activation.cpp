@@ -49,10 +49,12 @@ const std::map<std::string, Formula>& Formulas() {
          Value x = v[0];
          Value cdf = b.Add(C(b, 1, x), Erf(b, b.Mul(x, C(b, M_SQRT1_2, x))));
          Value y = b.Mul(b.Mul(x, C(b, 0.5, x)), cdf);
-         // PyTorch's CPU and CUDA kernels give NaN for gelu(+-inf) (the
-         // formula's limit would be +inf and 0); match them.
-         Value inf = b.Cmp(b.Unary("abs", x), C(b, INFINITY, x), Compare::kEQ);
-         return Values{b.Select(inf, C(b, NAN, x), y)};
+         // At the infinities, what PyTorch's CUDA kernel and its CPU kernels
+         // (default and AVX2) give: gelu(+inf) = +inf, gelu(-inf) = -inf * 0
+         // = NaN. XLA's erf(-inf) is not exactly -1, so -inf is set here.
+         // (PyTorch's AVX-512 CPU kernel gives NaN for +inf as well.)
+         Value neg_inf = b.Cmp(x, C(b, -INFINITY, x), Compare::kEQ);
+         return Values{b.Select(neg_inf, C(b, NAN, x), y)};
        }},
       {"gelu_tanh", [](Builder& b, const Values& v) {
          Value x = v[0];
