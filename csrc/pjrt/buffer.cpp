@@ -16,31 +16,21 @@ namespace {
 // (storages are flat buffers); false when the plugin cannot say, when the
 // buffer is elsewhere or shaped, or when the sizes disagree: the caller then
 // takes the PJRT copy.
-bool ReadHostMemory(const std::shared_ptr<Plugin>& plugin, PJRT_Buffer* buffer, void* dst, size_t dst_size) {
-  if (!plugin->HasFunction(offsetof(PJRT_Api, PJRT_Buffer_IsOnCpu)) ||
-      !plugin->HasFunction(offsetof(PJRT_Api, PJRT_Buffer_UnsafePointer))) {
+bool ReadHostMemory(Buffer& buffer, const Plugin& plugin, void* dst, size_t dst_size) {
+  if (!plugin.HasFunction(offsetof(PJRT_Api, PJRT_Buffer_IsOnCpu)) ||
+      !plugin.HasFunction(offsetof(PJRT_Api, PJRT_Buffer_UnsafePointer))) {
     return false;
   }
-  const PJRT_Api* api = plugin->api();
+  const PJRT_Api* api = plugin.api();
   auto on_cpu = TORCHTPU_PJRT_ARGS(PJRT_Buffer_IsOnCpu_Args);
-  on_cpu.buffer = buffer;
+  on_cpu.buffer = buffer.raw();
   Check(api, api->PJRT_Buffer_IsOnCpu(&on_cpu), "PJRT_Buffer_IsOnCpu");
-  if (!on_cpu.is_on_cpu) return false;
-  auto dims = TORCHTPU_PJRT_ARGS(PJRT_Buffer_Dimensions_Args);
-  dims.buffer = buffer;
-  Check(api, api->PJRT_Buffer_Dimensions(&dims), "PJRT_Buffer_Dimensions");
-  if (dims.num_dims > 1) return false;
-  auto size = TORCHTPU_PJRT_ARGS(PJRT_Buffer_OnDeviceSizeInBytes_Args);
-  size.buffer = buffer;
-  Check(api, api->PJRT_Buffer_OnDeviceSizeInBytes(&size), "PJRT_Buffer_OnDeviceSizeInBytes");
-  if (size.on_device_size_in_bytes != dst_size) return false;  // packed or padded elements
+  if (!on_cpu.is_on_cpu || buffer.dims().size() > 1) return false;
+  if (buffer.on_device_size() != dst_size) return false;  // packed or padded elements
   // Wait for the producer first (and take its error, as ToHostBuffer would).
-  auto ready = TORCHTPU_PJRT_ARGS(PJRT_Buffer_ReadyEvent_Args);
-  ready.buffer = buffer;
-  Check(api, api->PJRT_Buffer_ReadyEvent(&ready), "PJRT_Buffer_ReadyEvent");
-  Event(plugin, ready.event).Await();
+  buffer.AwaitReady();
   auto ptr = TORCHTPU_PJRT_ARGS(PJRT_Buffer_UnsafePointer_Args);
-  ptr.buffer = buffer;
+  ptr.buffer = buffer.raw();
   Check(api, api->PJRT_Buffer_UnsafePointer(&ptr), "PJRT_Buffer_UnsafePointer");
   if (ptr.buffer_pointer == 0) return false;
   std::memcpy(dst, reinterpret_cast<const void*>(ptr.buffer_pointer), dst_size);
@@ -137,7 +127,7 @@ std::unique_ptr<Event> Buffer::ToHostAsync(void* dst, size_t dst_size) {
 }
 
 void Buffer::ToHost(void* dst, size_t dst_size) {
-  if (dst != nullptr && dst_size > 0 && ReadHostMemory(plugin_, buffer_, dst, dst_size)) return;
+  if (dst != nullptr && dst_size > 0 && ReadHostMemory(*this, *plugin_, dst, dst_size)) return;
   ToHostAsync(dst, dst_size)->Await();
 }
 
