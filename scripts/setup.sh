@@ -29,9 +29,9 @@ fi
 V=.venv/bin
 # torch==2.13.0 is the CPU wheel on this machine's disk; pinning it keeps pip
 # from pulling a CUDA build.
-if ! $V/python -c "import torch, xla_plugins.xla_cpu_pjrt, scikit_build_core, pytest, numpy, expecttest" 2>/dev/null; then
+if ! $V/python -c "import torch, xla_plugins.xla_cpu_pjrt, scikit_build_core, pytest, xdist, numpy, expecttest" 2>/dev/null; then
   echo "setup: installing torch, xla-cpu-pjrt and build tools into .venv"
-  $V/pip install -q torch==2.13.0 xla-cpu-pjrt numpy pytest expecttest "scikit-build-core>=0.10"
+  $V/pip install -q torch==2.13.0 xla-cpu-pjrt numpy pytest pytest-xdist expecttest "scikit-build-core>=0.10"
 fi
 
 # The model-coverage tests (tests/test_model_coverage.py, tests/test_support_cli.py)

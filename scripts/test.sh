@@ -11,5 +11,11 @@ cmake -S . -B build/cpp -G Ninja -DTORCHTPU_BUILD_PYTHON=OFF \
 cmake --build build/cpp -j2
 (cd build/cpp && ctest --output-on-failure -j2)
 
-echo "test: Python (pytest)"
-.venv/bin/python -m pytest tests -q -p no:cacheprovider "$@"
+# One pytest worker per core (pytest-xdist), at most 8: a single worker leaves
+# a core idle while a test compiles, and the suite takes an hour and a half
+# on 2 cores. TORCHTPU_TEST_JOBS=1 runs it in one process (-n 0).
+jobs=${TORCHTPU_TEST_JOBS:-$(nproc)}
+[ "$jobs" -gt 8 ] && jobs=8
+[ "$jobs" -le 1 ] && jobs=0
+echo "test: Python (pytest, $jobs workers)"
+.venv/bin/python -m pytest tests -q -p no:cacheprovider -n "$jobs" "$@"
