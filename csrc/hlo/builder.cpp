@@ -165,6 +165,15 @@ std::vector<Value> Builder::Op(std::string_view full_name, const std::vector<Val
   return outs;
 }
 
+std::vector<Value> Builder::OpWithRegion(std::string_view full_name, const std::vector<Value>& operands,
+                                         const std::vector<TensorType>& results,
+                                         const std::vector<TensorType>& region_args, const RegionFn& body,
+                                         std::string_view attributes) {
+  std::string attr = BuildRegion(region_args, body);
+  if (!attributes.empty()) attr += " " + std::string(attributes);
+  return Op(full_name, operands, results, attr);
+}
+
 std::string Builder::BuildRegion(const std::vector<TensorType>& arg_types, const RegionFn& fn) {
   out_stack_.emplace_back();
   std::vector<Value> args;

@@ -135,6 +135,12 @@ class Builder {
   // Escape hatch: any op in generic form, with the result types given.
   std::vector<Value> Op(std::string_view full_name, const std::vector<Value>& operands,
                         const std::vector<TensorType>& results, std::string_view attributes = "");
+  // The same for an op with one region (the collectives' reduction bodies):
+  // `body` builds it from block arguments of `region_args`' types.
+  std::vector<Value> OpWithRegion(std::string_view full_name, const std::vector<Value>& operands,
+                                  const std::vector<TensorType>& results,
+                                  const std::vector<TensorType>& region_args, const RegionFn& body,
+                                  std::string_view attributes = "");
 
   // Scalar (rank-0) helper of the same dtype as `like`.
   Value ScalarLike(const Literal& v, Value like) { return Constant(v, like.dtype(), {}); }

@@ -8,8 +8,10 @@
 //     the tpu backend stages device tensors to the host and writes results back.
 //   - native (a plugin whose PJRT client was created with distributed options:
 //     GPU, TPU): a backend that takes the device tensors themselves and runs
-//     the collective as a device program. Not written yet (see
-//     docs/distributed.md); `StagesThroughHost() == false` is its switch.
+//     the collective as a device program (lower/collectives.h builds those
+//     programs; the backend that launches them across processes is not
+//     written yet, see docs/distributed.md); `stages_through_host == false`
+//     is its switch.
 #pragma once
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
