@@ -577,7 +577,10 @@ def _hf_inputs(model, cfg, task: str, gen: bool):
         if task in ("causal-lm", "masked-lm"):
             train_kw["labels"] = kw["input_ids"].clone()
         elif task == "seq2seq" and "decoder_input_ids" in kw:
-            train_kw["labels"] = train_kw.pop("decoder_input_ids")
+            # Decoder inputs stay given: models that build them from the
+            # labels (BART, T5) and FSMT, which shifts the encoder's
+            # input_ids instead (labels of another length), all train then.
+            train_kw["labels"] = kw["decoder_input_ids"].clone()
         elif task in ("seq-cls", "image-cls", "audio-cls"):
             train_kw["labels"] = torch.randint(num_labels, (BATCH,), generator=g)
         elif task == "token-cls" and "input_ids" in kw:
