@@ -11,11 +11,14 @@ cmake -S . -B build/cpp -G Ninja -DTORCHTPU_BUILD_PYTHON=OFF \
 cmake --build build/cpp -j2
 (cd build/cpp && ctest --output-on-failure -j2)
 
-# One pytest worker per core (pytest-xdist), at most 8: a single worker leaves
-# a core idle while a test compiles, and the suite takes an hour and a half
-# on 2 cores. TORCHTPU_TEST_JOBS=1 runs it in one process (-n 0).
+# One pytest worker per core (pytest-xdist), at most 8: most of the suite's
+# time is the plugin compiling programs, one core per process, so a single
+# process took an hour and a half on 2 cores and an hour with two workers.
+# TORCHTPU_TEST_JOBS=1 runs it in one process (-n 0).
 jobs=${TORCHTPU_TEST_JOBS:-$(nproc)}
 [ "$jobs" -gt 8 ] && jobs=8
 [ "$jobs" -le 1 ] && jobs=0
 echo "test: Python (pytest, $jobs workers)"
-.venv/bin/python -m pytest tests -q -p no:cacheprovider -n "$jobs" "$@"
+# loadgroup: tests marked xdist_group share a worker (an expensive module fixture starts once).
+dist=(); [ "$jobs" -gt 0 ] && dist=(--dist loadgroup)
+.venv/bin/python -m pytest tests -q -p no:cacheprovider -n "$jobs" "${dist[@]}" "$@"
