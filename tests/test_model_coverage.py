@@ -153,6 +153,36 @@ def test_matrix_cells_and_verdicts():
     assert summary["by_source"]["all"]["gaps"] == 1 and summary["by_source"]["all"]["executed"] == 1
 
 
+def test_a_failing_cpu_reference_is_a_harness_gap_not_a_tpu_error():
+    """A feature whose CPU run raises (FSMT's training inputs once did) is
+    n/a, shown as such and listed with the harness gaps; the tpu is not
+    blamed and the model still counts as executing."""
+    class TrainsOnlyOnTpu(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+
+        def forward(self, x, labels=None):
+            if labels is not None and x.device.type == "cpu":
+                raise ValueError("Expected input batch_size (32) to match target batch_size (16).")
+            return self.lin(x)
+
+    x = torch.randn(2, 4)
+    built = S.Built(TrainsOnlyOnTpu().eval(), (x,), train_kwargs={"labels": torch.zeros(2)})
+    checker = S.Checker(built)
+    checker.reference()
+    res = S.run_feature(checker, "train")
+    assert res["status"] == "n/a", res
+    assert res["note"].startswith("the CPU reference fails: ValueError: Expected input batch_size"), res
+    row = {"source": "transformers", "name": "M", "status": "ok",
+           "results": {"forward": S.run_feature(checker, "forward"), "train": res}}
+    assert row["results"]["forward"]["status"] == "pass", row["results"]["forward"]
+    assert S.cell(row, "train") == "n/a (CPU fails)"
+    assert S.model_verdict(row)[:2] == (True, True)
+    (cause, names), = model_coverage.gap_causes([row])
+    assert names == ["M (train)"] and cause.startswith("ValueError: Expected input batch_size"), (cause, names)
+
+
 @pytest.mark.mode_independent  # runs subprocesses that do not depend on the eager mode
 def test_timeout_and_gap_are_results(eager_mode):
     spec = {"source": "transformers", "name": "LlamaForCausalLM", "task": "causal-lm"}

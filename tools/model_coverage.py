@@ -299,10 +299,17 @@ def failures(rows):
 
 
 def gap_causes(rows):
+    """Models the harness could not build or run on the CPU, and single
+    features whose CPU reference failed ("name (feature)"), by cause."""
     groups = collections.defaultdict(list)
     for r in rows:
         if r["status"] == "gap":
             groups[_cause((r.get("build") or {}).get("error", ""))].append(r["name"])
+            continue
+        for f, res in r.get("results", {}).items():
+            note = str(res.get("note") or "")
+            if res.get("status") == "n/a" and note.startswith("the CPU reference fails: "):
+                groups[_cause(note[len("the CPU reference fails: "):])].append(f"{r['name']} ({f})")
     return sorted(groups.items(), key=lambda kv: -len(kv[1]))
 
 
@@ -316,7 +323,8 @@ def fallback_ops(rows):
                 ops.add(op)
                 calls[op] += n
         models.update(ops)
-    return [(op, models[op], calls[op]) for op, _ in models.most_common()]
+    order = sorted(models, key=lambda op: (-models[op], -calls[op], op))  # ties in a fixed order
+    return [(op, models[op], calls[op]) for op in order]
 
 
 def _pct(a, b):
@@ -409,6 +417,7 @@ def render_md(report: dict) -> str:
     L.append("## Support matrix\n")
     L.append("Cells: `pass`; `pass (fallback)` (matched, some op ran on the CPU); `mismatch (max normwise error)`; "
              "`error`, `crash`, `timeout`; `n/a` (the feature does not apply, e.g. generate on a classifier); "
+             "`n/a (CPU fails)` (the CPU run the feature compares against raised: a harness gap, listed above); "
              "`not run`; `gap`. *tested*: `ci` = the fast subset run on every change "
              "(tests/test_model_coverage.py), `full` = the full harness run (this report), `ingest` = added by "
              "`torchtpu ingest`.\n")
