@@ -78,6 +78,18 @@ void CheckReduce(CollectiveReduce op, DType dtype) {
           "complex tensors have no MIN or MAX");
 }
 
+// The unsigned type of `dtype`'s size, for carrying its bits (1, 2, 4 or 8 bytes).
+DType BitsOf(DType dtype) {
+  switch (hlo::DTypeSize(dtype)) {
+    case 1: return DType::kU8;
+    case 2: return DType::kU16;
+    case 4: return DType::kU32;
+    case 8: return DType::kU64;
+    default: break;
+  }
+  throw BuildError(std::string("collective: no bit pattern type for ") + hlo::DTypeName(dtype));
+}
+
 // A reducing collective (all_reduce, reduce_scatter) of `x` with `combine`.
 using ReducingOp = std::function<Value(Value x, const hlo::RegionFn& combine)>;
 
@@ -97,9 +109,8 @@ Value BitPlanes(Builder& b, Value x, CollectiveReduce op, const ReducingOp& redu
     Value reduced = finish(reduce(plane, Combiner(plane_op, DType::kI32)));
     return b.Cmp(reduced, SplatInt(b, 0, reduced), hlo::Compare::kNE);
   }
-  const size_t size = hlo::DTypeSize(x.dtype());
-  const DType bits = size == 1 ? DType::kU8 : size == 2 ? DType::kU16 : size == 4 ? DType::kU32 : DType::kU64;
-  const int64_t width = static_cast<int64_t>(8 * size);
+  const DType bits = BitsOf(x.dtype());
+  const int64_t width = static_cast<int64_t>(8 * hlo::DTypeSize(x.dtype()));
   Value u = b.BitcastConvert(x, bits);
   hlo::Shape planes_shape = x.shape();
   planes_shape.push_back(width);
@@ -235,14 +246,7 @@ Value Broadcast(Builder& b, Value x, int64_t root, const ReplicaGroups& groups) 
   if (x.dtype() == DType::kBool) {
     return AllReduce(b, And(b, pred, x), CollectiveReduce::kMax, groups);
   }
-  DType bits = DType::kU8;
-  switch (hlo::DTypeSize(x.dtype())) {
-    case 1: bits = DType::kU8; break;
-    case 2: bits = DType::kU16; break;
-    case 4: bits = DType::kU32; break;
-    case 8: bits = DType::kU64; break;
-    default: Require(false, std::string("broadcast: no bit pattern type for ") + hlo::DTypeName(x.dtype()));
-  }
+  const DType bits = BitsOf(x.dtype());
   // Unsigned addition of the root's bits and zeros is exact.
   Value raw = b.BitcastConvert(x, bits);
   Value contribution = b.Select(pred, raw, b.Constant(hlo::Literal::Int(0), bits, x.shape()));
