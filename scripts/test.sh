@@ -19,6 +19,4 @@ jobs=${TORCHTPU_TEST_JOBS:-$(nproc)}
 [ "$jobs" -gt 8 ] && jobs=8
 [ "$jobs" -le 1 ] && jobs=0
 echo "test: Python (pytest, $jobs workers)"
-# loadgroup: tests marked xdist_group share a worker (an expensive module fixture starts once).
-dist=(); [ "$jobs" -gt 0 ] && dist=(--dist loadgroup)
-.venv/bin/python -m pytest tests -q -p no:cacheprovider -n "$jobs" "${dist[@]}" "$@"
+.venv/bin/python -m pytest tests -q -p no:cacheprovider -n "$jobs" "$@"

@@ -39,9 +39,6 @@ import vllm_tiny_models as tiny  # noqa: E402
 pytestmark = [
     pytest.mark.mode_independent,
     pytest.mark.skipif(op_check.ON_CPU, reason="serves on the tpu device"),
-    # One pytest-xdist worker runs them all, so the module's server (40 s to
-    # start) starts once (scripts/test.sh passes --dist loadgroup).
-    pytest.mark.xdist_group("vllm_serve"),
 ]
 
 MAX_MODEL_LEN = 128
