@@ -119,6 +119,52 @@ def test_shrink_keeps_one_layer_of_each_kind_and_equal_dims():
     assert mild["hidden_size"] == 4096 and mild["num_hidden_layers"] == 2
 
 
+@pytest.mark.parametrize("name, main, shape", [
+    ("BambaForCausalLM", "input_ids", (2, 16)),  # mamba heads x head width follow the shrunk width
+    ("ASTForAudioClassification", "input_values", (2, 1024, 128)),  # a spectrogram, not a waveform
+    ("LasrForCTC", "input_features", (2, 64, 128)),  # the mel bins live in the encoder's sub-config
+    ("GraniteSpeech5ForCTC", "input_features", (2, 64, 320)),  # 4 stacked frames, read from the error
+    ("Wav2Vec2BertForSequenceClassification", "input_features", (2, 64, 160)),
+    ("Data2VecVisionForImageClassification", "pixel_values", (2, 3, 64, 64)),  # out_indices must be a list
+    ("BrosForTokenClassification", "bbox", (2, 16, 4)),  # layout models need a box per token
+    ("EncoderDecoderModel", "decoder_input_ids", (2, 8)),  # built from a pair of BERT configs
+    ("EsmForMaskedLM", "input_ids", (2, 16)),  # its config has no default vocabulary size
+    ("EfficientNetForImageClassification", "pixel_values", (2, 3, 64, 64)),  # B7's coefficients back to B0
+    ("DebertaV2ForSequenceClassification", "input_ids", (2, 16)),  # the pooler's width shrinks with the rest
+    ("DeepseekV2ForSequenceClassification", "input_ids", (2, 16)),  # its router's top-k is unset by default
+    ("LukeForMaskedLM", "input_ids", (2, 16)),  # the entity vocabulary shrinks too
+    ("Swinv2ForImageClassification", "pixel_values", (2, 3, 64, 64)),  # num_hidden_layers counts its stages
+    ("Dots1ForCausalLM", "input_ids", (2, 16)),  # no default expert counts
+])
+@pytest.mark.mode_independent  # builds and runs CPU models only
+def test_harness_builds_models_that_need_special_inputs(name, main, shape):
+    """Each of these was a harness gap (the harness could not build it or its
+    inputs) in the 2026-12-07 full run; the model must build and its CPU
+    forward run on the inputs the harness makes."""
+    built = S.build_transformers({"name": name})
+    assert tuple(built.kwargs[main].shape) == shape
+    with torch.no_grad():
+        built.model(**built.kwargs)
+    if main == "bbox":
+        box = built.kwargs["bbox"]
+        assert bool((box[..., 0] <= box[..., 2]).all() and (box[..., 1] <= box[..., 3]).all())
+
+
+def test_train_step_randperm_on_tpu_draws_the_cpu_stream():
+    """Detection models sample training proposals with torch.randperm on the
+    model's device; in the train check both devices must see the same draw."""
+    original = torch.randperm
+    torch.manual_seed(0)
+    expected = torch.randperm(50)
+    with S._HostRandperm():
+        torch.manual_seed(0)
+        on_tpu = torch.randperm(50, device="tpu")
+        torch.manual_seed(0)
+        on_cpu = torch.randperm(50, device="cpu")
+    assert on_tpu.device.type == "tpu" and torch.equal(on_tpu.cpu(), expected) and torch.equal(on_cpu, expected)
+    assert torch.randperm is original
+
+
 def test_constant_weight_matrices_are_redrawn_and_nothing_else():
     def make():
         m = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.LayerNorm(3), torch.nn.Linear(3, 2))

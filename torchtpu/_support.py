@@ -281,7 +281,7 @@ def _to(obj, device):
 # --------------------------------------------------------------------------
 _WIDTH = {"hidden_size": 64, "n_embd": 64, "d_model": 64, "n_embed": 64, "model_dim": 64, "dim": 64,
           "embed_dim": 64, "word_embed_proj_dim": 64, "embedding_size": 64, "projection_dim": 32,
-          "text_embed_dim": 64, "vision_embed_dim": 64, "d_embed": 64, "emb_dim": 64}
+          "text_embed_dim": 64, "vision_embed_dim": 64, "d_embed": 64, "emb_dim": 64, "pooler_hidden_size": 64}
 _FFN = {"intermediate_size": 128, "ffn_dim": 128, "encoder_ffn_dim": 128, "decoder_ffn_dim": 128, "d_ff": 128,
         "n_inner": 128, "hidden_dim": 128, "moe_intermediate_size": 64, "shared_expert_intermediate_size": 64,
         "ffn_hidden_size": 128, "inner_hidden_size": 128, "d_inner": 128, "expert_intermediate_size": 64}
@@ -300,9 +300,15 @@ def _shrink_dict(d: dict, level: int) -> dict:
     """A shrunk copy of a config dict. level 0: widths, depth, heads, experts,
     vocab, image size; level 1: depth and vocab only."""
     d = dict(d)
-    depth_keys = [k for k in _DEPTH if isinstance(d.get(k), int)]
-    old_depth = {k: d[k] for k in depth_keys}
     table = dict(_DEPTH)
+    if isinstance(d.get("depths"), list):
+        # hierarchical models (Swin): a depth key equal to len(depths) counts
+        # stages, which keep their number (and their per-stage lists); each
+        # stage gets one block instead
+        for k in [k for k in table if d.get(k) == len(d["depths"])]:
+            del table[k]
+    depth_keys = [k for k in table if isinstance(d.get(k), int)]
+    old_depth = {k: d[k] for k in depth_keys}
     if level == 0:
         table.update(_WIDTH)
         table.update(_FFN)
@@ -340,6 +346,20 @@ def _shrink_dict(d: dict, level: int) -> dict:
             p = p if isinstance(p, int) and p > 0 else 16
             d["image_size"] = p * max(1, 64 // p)
         del heads_before
+        # Mamba-2 mixers (Bamba, FalconH1, GraniteMoeHybrid) check
+        # n_heads * d_head == expand * hidden_size: keep it true after the
+        # width shrank.
+        if isinstance(d.get("mamba_n_heads"), int) and isinstance(d.get("mamba_d_head"), int) \
+                and isinstance(d.get("hidden_size"), int):
+            inner = int(d.get("mamba_expand", 2) * d["hidden_size"])
+            heads = 4 if inner % 4 == 0 else 1
+            d["mamba_n_heads"], d["mamba_d_head"] = heads, inner // heads
+        # A hybrid with no attention layer at all breaks transformers' own
+        # cache bookkeeping (Bamba: "get_seq_length can only be called on
+        # Attention layers"); keep one, as the released checkpoints do.
+        if "attn_layer_indices" in d and not d["attn_layer_indices"] and isinstance(d.get("num_hidden_layers"), int) \
+                and d["num_hidden_layers"] >= 2:
+            d["attn_layer_indices"] = [d["num_hidden_layers"] - 1]
     else:
         if isinstance(d.get("depths"), list):
             d["depths"] = [1] * len(d["depths"])
@@ -375,6 +395,15 @@ def _shrink_dict(d: dict, level: int) -> dict:
         for key in ("out_features", "out_indices"):
             if key in d:
                 d[key] = None
+    # Compound-scaled CNNs (EfficientNet B1-B7) at their base (B0) width and
+    # depth; the head's width is 1280 times the width coefficient.
+    width = d.get("width_coefficient")
+    if isinstance(width, float) and width > 1.0 and isinstance(before.get("hidden_dim"), int):
+        d["width_coefficient"], d["hidden_dim"] = 1.0, round(before["hidden_dim"] / width)
+    if isinstance(d.get("depth_coefficient"), float) and d["depth_coefficient"] > 1.0:
+        d["depth_coefficient"] = 1.0
+    if isinstance(d.get("entity_vocab_size"), int) and d["entity_vocab_size"] > _VOCAB:
+        d["entity_vocab_size"] = _VOCAB  # LUKE's entity table: 500k rows by default
     vocab = d.get("vocab_size")
     if isinstance(vocab, int) and vocab > _VOCAB:
         d["vocab_size"] = _VOCAB
@@ -515,7 +544,41 @@ def hf_task_of(class_name: str) -> str:
     return "base"
 
 
-def _hf_inputs(model, cfg, task: str, gen: bool):
+def _audio_feature_size(cfg) -> int:
+    """The width of a (batch, frames, features) input: from the config or
+    its audio encoder's sub-config (Lasr, GraniteSpeech keep it there)."""
+    for c in (cfg, getattr(cfg, "encoder_config", None), getattr(cfg, "audio_config", None)):
+        for key in ("feature_size", "num_mel_bins"):
+            if isinstance(getattr(c, key, None), int):
+                return getattr(c, key)
+    return 80
+
+
+# What a model's first layer says when an input's last dimension is wrong:
+# (the width it got, the width it wanted).
+_WIDTH_ERRORS = (
+    (re.compile(r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)"), 1, 2),
+    (re.compile(r"normalized_shape=\[(\d+)\], expected input with shape \[\*, \d+\], but got input of size"
+                r"\[[\d, ]*?(\d+)\]"), 2, 1),
+)
+
+
+def _expected_feature_width(error: Exception, kw: dict):
+    """The input width a model's first projection asked for, when a
+    (batch, frames, features) input failed only by its width (GraniteSpeech
+    and Wav2Vec2-BERT stack frames: a multiple of num_mel_bins that no config
+    key states)."""
+    x = kw.get("input_features")
+    if x is None or x.dim() != 3:
+        return None
+    for pattern, got, wanted in _WIDTH_ERRORS:
+        m = pattern.search(str(error))
+        if m is not None and int(m.group(got)) == x.shape[-1]:
+            return int(m.group(wanted))
+    return None
+
+
+def _hf_inputs(model, cfg, task: str, gen: bool, feature_width=None):
     """(kwargs, train kwargs, generate kwargs, tokens) for a transformers model."""
     import torch
     d = cfg.to_dict()
@@ -535,6 +598,11 @@ def _hf_inputs(model, cfg, task: str, gen: bool):
         kw["input_ids"] = text_ids(BATCH, SEQ)
         if "attention_mask" in sig:
             kw["attention_mask"] = torch.ones(BATCH, SEQ, dtype=torch.long)
+        if "bbox" in sig and sig["bbox"].default is None:
+            # layout models (Bros) need a box per token: sorted corners in 0..1000
+            xs = torch.randint(0, 1001, (BATCH, SEQ, 2), generator=g).sort(-1).values
+            ys = torch.randint(0, 1001, (BATCH, SEQ, 2), generator=g).sort(-1).values
+            kw["bbox"] = torch.stack([xs[..., 0], ys[..., 0], xs[..., 1], ys[..., 1]], -1)
     elif main == "pixel_values":
         vc = getattr(cfg, "vision_config", None) or cfg
         size = getattr(vc, "image_size", None) or 64
@@ -544,6 +612,11 @@ def _hf_inputs(model, cfg, task: str, gen: bool):
             h = w = size
         ch = getattr(vc, "num_channels", 3) or 3
         kw["pixel_values"] = torch.randn(BATCH, ch, h, w, generator=g)
+        tokens = BATCH
+    elif main == "input_values" and isinstance(getattr(cfg, "num_mel_bins", None), int) \
+            and isinstance(getattr(cfg, "max_length", None), int):
+        # a spectrogram (AST): frames x mel bins
+        kw["input_values"] = torch.randn(BATCH, cfg.max_length, cfg.num_mel_bins, generator=g)
         tokens = BATCH
     elif main == "input_values":
         kw["input_values"] = torch.randn(BATCH, 8000, generator=g)
@@ -556,7 +629,7 @@ def _hf_inputs(model, cfg, task: str, gen: bool):
             feat = cfg.input_feat_per_channel * getattr(cfg, "input_channels", 1)
             kw["input_features"] = torch.randn(BATCH, 64, feat, generator=g)
         else:
-            feat = getattr(cfg, "feature_size", None) or getattr(cfg, "num_mel_bins", None) or 80
+            feat = feature_width or _audio_feature_size(cfg)
             kw["input_features"] = torch.randn(BATCH, 64, feat, generator=g)
         tokens = BATCH
     else:
@@ -614,6 +687,31 @@ def redraw_constant_matrices(model, std: float = 0.02) -> list[str]:
     return names
 
 
+# Wrappers whose config is only a pair of sub-configs: the pair used for them
+# (the one transformers' own documentation shows).
+_COMPOSITE_PARTS = {"EncoderDecoderModel": ("BertConfig", "BertConfig")}
+
+
+# Config values a family leaves unset (its checkpoints set them) and its
+# forward cannot do without: ESM derives position ids from the pad token,
+# DeepSeek-V2's router needs a top-k.
+_FAMILY_DEFAULTS = {"esm": {"pad_token_id": 1, "mask_token_id": 32}, "deepseek_v2": {"num_experts_per_tok": 2},
+                    "dots1": {"n_routed_experts": 4, "num_experts_per_tok": 2, "n_shared_experts": 1}}
+
+
+def _config_from_dict(config_class, d: dict):
+    """config_class.from_dict(d); where the shrink dropped a backbone's
+    out_indices (None: the model's default stages) and the config demands a
+    list (Data2VecVision), the last layer's output instead."""
+    try:
+        return config_class.from_dict(d)
+    except Exception as e:  # noqa: BLE001 - huggingface_hub's strict-dataclass errors have no common base
+        depth = d.get("num_hidden_layers")
+        if "out_indices" not in str(e) or d.get("out_indices", 0) is not None or not isinstance(depth, int):
+            raise
+        return config_class.from_dict(dict(d, out_indices=[depth - 1]))
+
+
 def build_transformers(spec: dict) -> Built:
     """A transformers model from its class name (tiny random config), a config dict, or a checkpoint."""
     import torch
@@ -633,6 +731,10 @@ def build_transformers(spec: dict) -> Built:
         base = dict(spec["config"])
     elif spec.get("checkpoint"):
         base = transformers.AutoConfig.from_pretrained(spec["checkpoint"]).to_dict()
+    elif name in _COMPOSITE_PARTS:
+        import transformers
+        enc, dec = (getattr(transformers, part)() for part in _COMPOSITE_PARTS[name])
+        base = cls.config_class.from_encoder_decoder_configs(enc, dec).to_dict()
     else:
         base = cls.config_class().to_dict()
     levels = [0, 1] if spec.get("shrink", True) else [None]
@@ -641,8 +743,13 @@ def build_transformers(spec: dict) -> Built:
         d = _shrink_dict(base, level) if level is not None else _no_dropout_dict(base)
         if task == "seq-cls" and d.get("pad_token_id") is None:
             d["pad_token_id"] = 0
+        if "vocab_size" in d and d["vocab_size"] is None:
+            d["vocab_size"] = _VOCAB  # no default vocabulary (ESM, the Wav2Vec2 family's CTC heads)
+        for key, value in _FAMILY_DEFAULTS.get(d.get("model_type"), {}).items():
+            if d.get(key) is None:
+                d[key] = value
         try:
-            cfg = cls.config_class.from_dict(d)
+            cfg = _config_from_dict(cls.config_class, d)
             if getattr(cfg, "is_encoder_decoder", False) and getattr(cfg, "decoder_start_token_id", None) is None:
                 cfg.decoder_start_token_id = getattr(cfg, "pad_token_id", None) or 0
             if hasattr(cfg, "use_cache") and task not in ("causal-lm", "seq2seq"):
@@ -655,8 +762,16 @@ def build_transformers(spec: dict) -> Built:
             model = cls(cfg).eval()
             redrawn = redraw_constant_matrices(model)
             kw, train_kw, gen_kw, tokens = _hf_inputs(model, cfg, task, gen)
-            with torch.no_grad():
-                model(**kw)  # the reference must run on the CPU
+            try:
+                with torch.no_grad():
+                    model(**kw)  # the reference must run on the CPU
+            except RuntimeError as e:
+                width = _expected_feature_width(e, kw)
+                if width is None:
+                    raise
+                kw, train_kw, gen_kw, tokens = _hf_inputs(model, cfg, task, gen, feature_width=width)
+                with torch.no_grad():
+                    model(**kw)
             note = f"constant weight matrices redrawn: {', '.join(redrawn)}" if redrawn else None
             return Built(model, (), kw, train_kwargs=train_kw, generate_kwargs=gen_kw, tokens=tokens, level=level,
                          note=note)
@@ -842,6 +957,32 @@ def _dropout_off(model):
     return model
 
 
+class _HostRandperm:
+    """While active, torch.randperm for a non-CPU device draws on the CPU's
+    generator and copies the permutation over. torchvision's detection
+    models sample their training proposals with randperm on the model's
+    device; tpu's generator is another stream than the CPU's, so without this
+    the two train steps would see different proposals (as with dropout, which
+    the train check turns off for the same reason)."""
+
+    def __enter__(self):
+        import torch
+        self.torch, self.original = torch, torch.randperm
+        original = self.original
+
+        def randperm(n, *args, device=None, generator=None, **kwargs):
+            if generator is not None or device is None or torch.device(device).type == "cpu":
+                return original(n, *args, device=device, generator=generator, **kwargs)
+            return original(n, *args, **kwargs).to(device)
+
+        torch.randperm = randperm
+        return self
+
+    def __exit__(self, *exc):
+        self.torch.randperm = self.original
+        return False
+
+
 class Checker:
     def __init__(self, built: Built):
         import torch
@@ -967,7 +1108,8 @@ class Checker:
             opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.01)
             opt.zero_grad()
             torch.manual_seed(0)
-            loss = loss_fn(model(*args, **kwargs))
+            with _HostRandperm():
+                loss = loss_fn(model(*args, **kwargs))
             loss.backward()
             grads = [p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p)
                      for p in model.parameters() if p.requires_grad]
