@@ -23,6 +23,24 @@ def test_policy_dtypes_and_values():
     torch.testing.assert_close(soft.cpu(), ref.float().softmax(-1), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("fft", ["fft", "fftn", "rfft", "rfft2", "ihfft", "hfft"])
+def test_fft_of_a_bf16_activation_runs_in_float32_as_on_the_cpu(fft):
+    """FNet mixes tokens with an FFT of a linear layer's bf16 output: ATen's
+    FFT front end rejects bfloat16, so the FFTs are on autocast's float32
+    list, as under CPU autocast."""
+    torch.manual_seed(0)
+    lin, x = torch.nn.Linear(16, 16), torch.randn(2, 8, 16)
+    fn = getattr(torch.fft, fft)
+    out = {}
+    for dev in ("cpu", "tpu"):
+        with torch.autocast(dev, dtype=torch.bfloat16):
+            h = lin.to(dev)(x.to(dev))
+            assert h.dtype == torch.bfloat16
+            out[dev] = fn(h)
+    assert out["tpu"].dtype == out["cpu"].dtype
+    torch.testing.assert_close(out["tpu"].cpu(), out["cpu"], rtol=1e-5, atol=1e-4)
+
+
 def test_outside_autocast_nothing_changes():
     x = torch.randn(4, 4).tpu()
     assert (x @ x).dtype == torch.float32

@@ -451,7 +451,9 @@ differing elements).
   reductions and dot products and uses vectorised exp/tanh that differ by a few ulps, which over a few layers
   gives ~1e-6; 1e-4 keeps two orders of magnitude of margin and still catches a wrong lowering (those err by
   more than 1e-2). Models that draw random numbers in eval (the CPU itself differs run to run) compare shapes.
-- **train**: one SGD step in train mode with dropout off (the two devices draw different random numbers):
+- **train**: one SGD step in train mode with dropout off (the two devices draw different random numbers;
+  for the same reason `torch.randperm` on tpu, which torchvision's detection models use to sample training
+  proposals, draws from the CPU generator during the step, so both devices sample the same proposals):
   loss, every gradient and every updated parameter within 1e-3 (gradient entries measured against at least
   1e-3 of the largest gradient, so an all-zero gradient is not divided by zero). When they differ by more,
   both are judged against the same step in float64 on the CPU: tpu matches when it is within 1e-3 of it or no

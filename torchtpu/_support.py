@@ -50,6 +50,12 @@ FORWARD_TOL = 1e-4
 # Gradients go through twice the ops (and the loss's reduction), and small
 # gradient entries are measured against 1e-3 of the largest one.
 TRAIN_TOL = 1e-3
+# A gradient that the CPU's own float32 step gets more than TRAIN_TOL from
+# float64 is mostly rounding noise amplified by cancellation (batch norms over
+# a small batch, routers): another summation order gives noise of the same
+# size, not the same values. Judged per tensor, tpu matches there when it is
+# within this factor of the CPU's float32 error on that tensor.
+F64_NOISE_FACTOR = 4.0
 # bf16 has 8 significant bits (unit roundoff 3.9e-3); a few layers of bf16
 # matmuls accumulate ~10 ulps.
 BF16_TOL = 5e-2
@@ -214,10 +220,16 @@ def max_error(got, ref, floor_rel: float = 0.0) -> float:
     reference gradient is measured against the others). Equal non-finite
     values count as equal. Integer and bool tensors: the fraction of differing
     elements."""
+    return max(tensor_errors(got, ref, floor_rel), default=0.0)
+
+
+def tensor_errors(got, ref, floor_rel: float = 0.0) -> list[float]:
+    """max_error's error of each pair of tensors, in order ([inf] when the
+    structure differs)."""
     import torch
     got, ref = flatten(got), flatten(ref)
     if len(got) != len(ref):
-        return math.inf
+        return [math.inf]
     global_max = 0.0
     for r in ref:
         if r.is_floating_point() and r.numel():
@@ -225,30 +237,33 @@ def max_error(got, ref, floor_rel: float = 0.0) -> float:
             if fin.numel():
                 global_max = max(global_max, float(fin.abs().max()))
     floor = max(floor_rel * global_max, 1e-30)
-    worst = 0.0
+    errors = []
     for g, r in zip(got, ref):
         g = g.detach().cpu()
         r = r.detach().cpu()
         if g.shape != r.shape:
-            return math.inf
+            return [math.inf]
         if not r.numel():
+            errors.append(0.0)
             continue
         if r.is_floating_point() or r.is_complex():
             g64, r64 = g.double(), r.double()
             same = (g64 == r64) | (torch.isnan(g64) & torch.isnan(r64))
             if bool(same.all()):
+                errors.append(0.0)
                 continue
             diff = (g64 - r64).abs()
             diff[same] = 0
             d = float(diff.max())
             if math.isnan(d) or math.isinf(d):
-                return math.inf
+                errors.append(math.inf)
+                continue
             fin = r64[torch.isfinite(r64)]
             scale = max(float(fin.abs().max()) if fin.numel() else 0.0, floor)
-            worst = max(worst, d / scale)
+            errors.append(d / scale)
         else:
-            worst = max(worst, float((g != r).float().mean()))
-    return worst
+            errors.append(float((g != r).float().mean()))
+    return errors
 
 
 def _to_double(obj):
@@ -1144,12 +1159,14 @@ class Checker:
             except Exception as e:  # noqa: BLE001 - an op without a float64 CPU kernel: keep the f32 verdict
                 res["f64_note"] = f"float64 reference failed: {type(e).__name__}: {str(e)[:120]}"
             else:
-                def vs_f64(loss, grads, params):
-                    return max(max_error(loss, loss_d), max_error(grads, grads_d, floor_rel=1e-3),
-                               max_error(params, params_d, floor_rel=1e-3))
-                tpu_f64, cpu_f64 = vs_f64(loss_t, grads_t, params_t), vs_f64(loss_c, grads_c, params_c)
+                def vs_f64(loss, grads, params):  # each tensor's error from the float64 step
+                    return (tensor_errors(loss, loss_d) + tensor_errors(grads, grads_d, floor_rel=1e-3)
+                            + tensor_errors(params, params_d, floor_rel=1e-3))
+                tpu_e, cpu_e = vs_f64(loss_t, grads_t, params_t), vs_f64(loss_c, grads_c, params_c)
+                tpu_f64, cpu_f64 = max(tpu_e), max(cpu_e)
                 res.update(tpu_f64_err=tpu_f64, cpu_f64_err=cpu_f64,
-                           matches=tpu_f64 <= max(TRAIN_TOL, cpu_f64),
+                           matches=len(tpu_e) == len(cpu_e) and all(
+                               t <= max(TRAIN_TOL, F64_NOISE_FACTOR * c) for t, c in zip(tpu_e, cpu_e)),
                            note=f"judged against float64: tpu {tpu_f64:.1e}, CPU float32 {cpu_f64:.1e}")
         if self.ref is None:
             self.reference()

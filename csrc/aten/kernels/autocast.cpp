@@ -27,6 +27,23 @@ void RegisterAutocast() {
     AT_FORALL_FP32(TORCHTPU_FP32)
     AT_FORALL_FP32_SET_OPT_DTYPE(TORCHTPU_FP32_OPT_DTYPE)
     AT_FORALL_PROMOTE(TORCHTPU_PROMOTE)
+    // The FFTs run in float32, as under CPU autocast (whose list, unlike the
+    // shared CUDA one above, has them): ATen's FFT front end rejects
+    // bfloat16, so FNet's bf16 forward failed on tpu and passed on the CPU.
+    TORCHTPU_FP32(fft_fft)
+    TORCHTPU_FP32(fft_ifft)
+    TORCHTPU_FP32(fft_fft2)
+    TORCHTPU_FP32(fft_ifft2)
+    TORCHTPU_FP32(fft_fftn)
+    TORCHTPU_FP32(fft_ifftn)
+    TORCHTPU_FP32(fft_rfft)
+    TORCHTPU_FP32(fft_irfft)
+    TORCHTPU_FP32(fft_rfft2)
+    TORCHTPU_FP32(fft_irfft2)
+    TORCHTPU_FP32(fft_rfftn)
+    TORCHTPU_FP32(fft_irfftn)
+    TORCHTPU_FP32(fft_hfft)
+    TORCHTPU_FP32(fft_ihfft)
 #undef TORCHTPU_LOWER
 #undef TORCHTPU_FP32
 #undef TORCHTPU_FP32_OPT_DTYPE
