@@ -156,7 +156,7 @@ def test_train_step_randperm_on_tpu_draws_the_cpu_stream():
     original = torch.randperm
     torch.manual_seed(0)
     expected = torch.randperm(50)
-    with S._HostRandperm():
+    with S._host_randperm():
         torch.manual_seed(0)
         on_tpu = torch.randperm(50, device="tpu")
         torch.manual_seed(0)

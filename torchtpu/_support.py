@@ -27,6 +27,7 @@ tensors: the fraction of differing elements).
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import datetime
 import inspect
@@ -296,7 +297,8 @@ def _to(obj, device):
 # --------------------------------------------------------------------------
 _WIDTH = {"hidden_size": 64, "n_embd": 64, "d_model": 64, "n_embed": 64, "model_dim": 64, "dim": 64,
           "embed_dim": 64, "word_embed_proj_dim": 64, "embedding_size": 64, "projection_dim": 32,
-          "text_embed_dim": 64, "vision_embed_dim": 64, "d_embed": 64, "emb_dim": 64, "pooler_hidden_size": 64}
+          "text_embed_dim": 64, "vision_embed_dim": 64, "d_embed": 64, "emb_dim": 64,
+          "pooler_hidden_size": 64}
 _FFN = {"intermediate_size": 128, "ffn_dim": 128, "encoder_ffn_dim": 128, "decoder_ffn_dim": 128, "d_ff": 128,
         "n_inner": 128, "hidden_dim": 128, "moe_intermediate_size": 64, "shared_expert_intermediate_size": 64,
         "ffn_hidden_size": 128, "inner_hidden_size": 128, "d_inner": 128, "expert_intermediate_size": 64}
@@ -747,7 +749,6 @@ def build_transformers(spec: dict) -> Built:
     elif spec.get("checkpoint"):
         base = transformers.AutoConfig.from_pretrained(spec["checkpoint"]).to_dict()
     elif name in _COMPOSITE_PARTS:
-        import transformers
         enc, dec = (getattr(transformers, part)() for part in _COMPOSITE_PARTS[name])
         base = cls.config_class.from_encoder_decoder_configs(enc, dec).to_dict()
     else:
@@ -972,30 +973,27 @@ def _dropout_off(model):
     return model
 
 
-class _HostRandperm:
+@contextlib.contextmanager
+def _host_randperm():
     """While active, torch.randperm for a non-CPU device draws on the CPU's
     generator and copies the permutation over. torchvision's detection
     models sample their training proposals with randperm on the model's
     device; tpu's generator is another stream than the CPU's, so without this
     the two train steps would see different proposals (as with dropout, which
     the train check turns off for the same reason)."""
+    import torch
+    original = torch.randperm
 
-    def __enter__(self):
-        import torch
-        self.torch, self.original = torch, torch.randperm
-        original = self.original
+    def randperm(n, *args, device=None, generator=None, **kwargs):
+        if generator is not None or device is None or torch.device(device).type == "cpu":
+            return original(n, *args, device=device, generator=generator, **kwargs)
+        return original(n, *args, **kwargs).to(device)
 
-        def randperm(n, *args, device=None, generator=None, **kwargs):
-            if generator is not None or device is None or torch.device(device).type == "cpu":
-                return original(n, *args, device=device, generator=generator, **kwargs)
-            return original(n, *args, **kwargs).to(device)
-
-        torch.randperm = randperm
-        return self
-
-    def __exit__(self, *exc):
-        self.torch.randperm = self.original
-        return False
+    torch.randperm = randperm
+    try:
+        yield
+    finally:
+        torch.randperm = original
 
 
 class Checker:
@@ -1123,7 +1121,7 @@ class Checker:
             opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.01)
             opt.zero_grad()
             torch.manual_seed(0)
-            with _HostRandperm():
+            with _host_randperm():
                 loss = loss_fn(model(*args, **kwargs))
             loss.backward()
             grads = [p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p)
