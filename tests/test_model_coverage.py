@@ -326,17 +326,19 @@ def test_render_keeps_the_hand_written_sections(tmp_path):
 
 class _Perturbed(torch.nn.Module):
     """A linear layer whose float32 result is scaled by 1 + eps[device] (a
-    stand-in for a kernel that loses precision there)."""
+    stand-in for a kernel that loses precision there), or its result in
+    every dtype (a stand-in for a wrong lowering)."""
 
-    def __init__(self, eps):
+    def __init__(self, eps, every_dtype=False):
         super().__init__()
         torch.manual_seed(0)
         self.lin = torch.nn.Linear(8, 4)
         self.eps = eps
+        self.every_dtype = every_dtype
 
     def forward(self, x):
         y = self.lin(x)
-        return y * (1 + self.eps[y.device.type]) if y.dtype == torch.float32 else y
+        return y * (1 + self.eps[y.device.type]) if y.dtype == torch.float32 or self.every_dtype else y
 
 
 @pytest.mark.parametrize("tpu_eps, matches", [(2e-2, True), (8e-2, False)])
@@ -348,7 +350,22 @@ def test_train_check_allows_noise_comparable_to_the_cpus(tpu_eps, matches):
     built = S.Built(_Perturbed({"cpu": 1e-2, "tpu": tpu_eps}), (x,), loss=lambda out: out.pow(2).mean())
     res = S.Checker(built).train()
     assert res["cpu_f64_err"] > S.TRAIN_TOL
-    assert res["matches"] is matches, res
+    assert res["f64_rule_matches"] is matches, res
+    # Where the per-tensor rule fails, the float64 step on tpu (unperturbed)
+    # agrees with the CPU's, and says so.
+    assert res["matches"] is True, res
+    assert matches or ("float64 step on tpu" in res["note"] and res["f64_step_err"] <= S.F64_STEP_TOL), res
+
+
+def test_train_check_float64_step_catches_a_wrong_lowering():
+    """A difference in every dtype is not rounding: the float64 step on tpu
+    is as far from the CPU's as the float32 one, and the step mismatches."""
+    x = torch.randn(5, 8, generator=torch.Generator().manual_seed(1))
+    built = S.Built(_Perturbed({"cpu": 0.0, "tpu": 1e-2}, every_dtype=True), (x,),
+                    loss=lambda out: out.pow(2).mean())
+    res = S.Checker(built).train()
+    assert res["f64_rule_matches"] is False and res["f64_step_err"] > 1e-3, res
+    assert res["matches"] is False, res
 
 
 @pytest.mark.parametrize("noisy", ["cpu", "tpu"])
@@ -360,4 +377,15 @@ def test_train_check_judges_against_float64(noisy):
     # unperturbed side.
     assert res["loss_err"] > S.TRAIN_TOL
     assert res["cpu_f64_err"] > S.TRAIN_TOL if noisy == "cpu" else res["cpu_f64_err"] < 1e-5
-    assert res["matches"] is (noisy == "cpu"), res
+    assert res["f64_rule_matches"] is (noisy == "cpu"), res
+
+
+def test_train_configs_turn_off_randomness_in_train_mode():
+    """Dropout, layer drop, SpecAugment masking and MoE router jitter draw from
+    each device's own generator, so the train check turns them off (nested
+    sub-configs too) and leaves every other float alone."""
+    cfg = {"hidden_dropout_prob": 0.1, "router_jitter_noise": 0.01, "layerdrop": 0.1, "mask_time_prob": 0.05,
+           "drop_path_rate": 0.1, "layer_norm_eps": 1e-5, "text_config": {"attention_dropout": 0.2, "rope_theta": 1e4}}
+    assert S._no_dropout_dict(cfg) == {
+        "hidden_dropout_prob": 0.0, "router_jitter_noise": 0.0, "layerdrop": 0.0, "mask_time_prob": 0.0,
+        "drop_path_rate": 0.0, "layer_norm_eps": 1e-5, "text_config": {"attention_dropout": 0.0, "rope_theta": 1e4}}
