@@ -389,3 +389,37 @@ def test_train_configs_turn_off_randomness_in_train_mode():
     assert S._no_dropout_dict(cfg) == {
         "hidden_dropout_prob": 0.0, "router_jitter_noise": 0.0, "layerdrop": 0.0, "mask_time_prob": 0.0,
         "drop_path_rate": 0.0, "layer_norm_eps": 1e-5, "text_config": {"attention_dropout": 0.0, "rope_theta": 1e4}}
+
+
+def test_calibrate_batch_norms_sets_the_running_statistics_of_the_batch():
+    """Detection models are built with calibrated batch norms (see
+    calibrate_batch_norms): running mean and variance become the batch's,
+    momentum and eval mode come back as they were."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4, momentum=0.3)).eval()
+    x = torch.randn(2, 3, 8, 8) * 5 + 2
+    S.calibrate_batch_norms(model, x)
+    with torch.no_grad():
+        h = model[0](x)
+    bn = model[1]
+    assert not model.training and bn.momentum == 0.3
+    torch.testing.assert_close(bn.running_mean, h.mean((0, 2, 3)))
+    torch.testing.assert_close(bn.running_var, h.var((0, 2, 3), unbiased=True))
+
+
+def test_forward_check_compares_tied_detections_as_a_set():
+    """Detections whose scores tie may come in either order (sort and topk
+    leave it unspecified); boxes are still compared, and so is any reordering
+    across distinct scores."""
+    ref = [{"boxes": torch.tensor([[0.0, 0, 5, 5], [1, 1, 9, 9], [2, 2, 4, 4]]),
+            "scores": torch.tensor([0.9, 0.5, 0.5]), "labels": torch.tensor([1, 2, 3])}]
+    swapped = [{"boxes": ref[0]["boxes"][[0, 2, 1]], "scores": ref[0]["scores"][[0, 2, 1]] + 1e-8,
+                "labels": ref[0]["labels"][[0, 2, 1]]}]
+    assert S.max_error(swapped, ref) > 0.5
+    assert S.max_error(S.align_tied_detections(swapped, ref), ref) < 1e-6
+    wrong = [{**swapped[0], "boxes": swapped[0]["boxes"] + torch.tensor([0.0, 0, 0, 1])}]
+    assert S.max_error(S.align_tied_detections(wrong, ref), ref) > 0.1
+    across = [{k: v[[1, 0, 2]] for k, v in ref[0].items()}]  # a 0.5 detection ahead of the 0.9 one
+    assert S.max_error(S.align_tied_detections(across, ref), ref) > 0.4
+    other = [torch.ones(2)]
+    assert S.align_tied_detections(other, [torch.ones(2)]) is other  # other outputs pass through
