@@ -72,3 +72,34 @@ def test_a_mirrored_read_still_raises_a_failed_index_check():
     with pytest.raises(IndexError, match="out of bounds"):
         x.index_select(0, torch.tensor([200], device=DEVICE))  # checked on the device
         x[5].item()
+
+
+def _error(fn):
+    with pytest.raises(RuntimeError) as e:
+        fn()
+    return str(e.value).splitlines()[0]
+
+
+@pytest.mark.parametrize("value, msg", [(0, None), (0.0, "custom check"), (False, ""), ([1, 1], None), ([], "m")])
+def test_assert_async_raises_as_on_the_cpu(value, msg):
+    args = () if msg is None else (msg,)
+    want = _error(lambda: torch._assert_async(torch.tensor(value), *args))
+    torchtpu.reset_fallback_stats()
+    assert _error(lambda: torch._assert_async(torch.tensor(value, device=DEVICE), *args)) == want
+    assert not torchtpu.fallback_stats()
+
+
+def test_assert_async_passes_natively_eager_and_compiled():
+    torchtpu.reset_fallback_stats()
+    torch._assert_async(torch.tensor(3, device=DEVICE))
+    torch._assert_async(torch.tensor([0.5], device=DEVICE)[0], "not raised")
+
+    @torch.compile(backend="tpu")
+    def double_positive(x):
+        torch._assert_async((x > 0).all(), "x must be positive")
+        return x * 2
+
+    x = make((4, 5), torch.float32, seed=1).abs() + 0.1
+    torch.testing.assert_close(double_positive(x.to(DEVICE)).cpu(), x * 2)
+    assert not torchtpu.fallback_stats()
+    assert "x must be positive" in _error(lambda: double_positive(-x.to(DEVICE)).cpu())

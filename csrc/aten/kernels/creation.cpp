@@ -1,5 +1,5 @@
 // Creation kernels: fill_, arange, linspace, eye, and reading one element
-// back (_local_scalar_dense). zeros/ones/full/*_like are PyTorch composites
+// back (_local_scalar_dense, _assert_async). zeros/ones/full/*_like are PyTorch composites
 // over empty + fill_. Start, step and fill values are runtime scalars, so a
 // new value never compiles a new program.
 #include <ATen/ATen.h>
@@ -121,6 +121,17 @@ c10::Scalar LocalScalarDense(const at::Tensor& self) {
   return host.item();
 }
 
+// torch._assert_async (dynamo leaves it in compiled graphs for runtime
+// checks): the CPU's checks and messages, on the one value read back (CUDA
+// defers the failure to a later launch; here it is raised at the call).
+void AssertAsync(const at::Tensor& self) {
+  TORCH_CHECK(self.is_nonzero(), "Expected Tensor with single nonzero value, but got zero");
+}
+
+void AssertAsyncMsg(const at::Tensor& self, c10::string_view assert_msg) {
+  TORCH_CHECK(self.is_nonzero(), assert_msg.empty() ? std::string("Assertion is failed") : std::string(assert_msg));
+}
+
 }  // namespace
 
 void RegisterCreation() {
@@ -132,6 +143,8 @@ void RegisterCreation() {
   Impl("eye.m_out", EyeOut);
   Impl("eye.out", EyeOutSquare);
   Impl("_local_scalar_dense", LocalScalarDense);
+  Impl("_assert_async", AssertAsync);
+  Impl("_assert_async.msg", AssertAsyncMsg);
 }
 
 }  // namespace torchtpu::aten
