@@ -497,7 +497,7 @@ LEFT_MD = """## What is left, and why
   failure (FNet's three heads; eleven train mismatches; six timeouts, among them the two detection models,
   whose forward also mismatched), timm's densenet121 (it shares a name with torchvision's), and the 16
   models of the CI subset that the capped enumeration had not reached. The two detection models ran once
-  more after the detection changes below.
+  more after the detection changes below, and SwitchTransformers after tpu's `_assert_async` kernel.
 - **Fixed since the first rows ran**: autocast on tpu runs the FFTs in float32 as the CPU's does (FNet's
   bf16 forward had raised "Unsupported dtype BFloat16"); router jitter noise is off in the train step like
   dropout (SwitchTransformers drew it from each device's own generator); a train step whose float32 results
@@ -519,9 +519,9 @@ LEFT_MD = """## What is left, and why
   leaves the order of equal keys in sort and top-k unspecified; the forward check now compares detections
   whose scores are equal to the tolerance as a set (`_support.align_tied_detections`; boxes, labels and
   scores are still compared). Both were re-run after these changes.
-- **Not native** (3 of 320): the two detection models run `nms` and `roi_align` through the CPU fallback
-  (see "torchvision" below), and SwitchTransformers' compiled forward sends `aten::_assert_async.msg` (a
-  runtime assertion in the compiled graph) through it.
+- **Not native** (2 of 320): the two detection models run `nms` and `roi_align` through the CPU fallback
+  (see "torchvision" below). SwitchTransformers' compiled forward sent `aten::_assert_async.msg` (a runtime
+  assertion in the compiled graph) through it until tpu had its own kernel; Switch was re-run after that.
 - **Harness gaps** (13, listed by cause above): four models over the 50M-parameter budget after shrinking
   (Blt, Perceiver x2, VibeVoice ASR); configs the generic shrinker cannot make consistent (CohereCompass's
   empty rope parameters, Dbrx's sub-config round trip, ShieldGemma2's image token id beyond the shrunk
