@@ -509,8 +509,9 @@ LEFT_MD = """## What is left, and why
   not a less precise forward: tpu's float32 activations are as close to float64 as the CPU's (at that batch
   norm 2.8e-5 against the CPU's 5.0e-5; over all 179 layers a geometric mean of 3.2e-6 against 4.1e-6).
 - **Detection models**: the eval forward of both `fasterrcnn_mobilenet_v3_large*` models differed (9.1e-1),
-  with every detection scoring 0.2066 to within an ulp on both devices: the check was ill-posed. At random initialisation a detector's batch
-  norms keep running mean 0 and variance 1, which do not normalise its activations; the features shrank
+  with every detection scoring 0.2066 to within an ulp on both devices: the check was ill-posed. At random
+  initialisation a detector's batch norms keep running mean 0 and variance 1, which do not normalise its
+  activations; the features shrank
   layer by layer until every anchor's objectness logit was the same to 1e-9, and which of the tied boxes
   top-k and NMS kept was decided by rounding. The harness now builds detection models with batch norms
   calibrated on the sample batch (`_support.calibrate_batch_norms`, as a trained model's are): the logits
