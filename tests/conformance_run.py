@@ -26,9 +26,13 @@ def run_conformance(tmp_path, ops=(), samples=None, fast=False):
     return summary, records
 
 
-def assert_native_and_matching(summary, records, ops=()):
+def assert_native_and_matching(summary, records, ops=(), backward_fallback_ok=()):
     """Every compared (op, dtype) matches the CPU without the CPU fallback,
-    and every float32 backward matches; `ops`, when given, all ran."""
+    and every float32 backward matches, also without it (but for the ops in
+    `backward_fallback_ok`); `ops`, when given, all ran."""
+    backward_fallbacks = {rec["op"]: rec["backward_fallback"] for rec in records
+                          if rec.get("backward_fallback") and rec["op"] not in backward_fallback_ok}
+    assert not backward_fallbacks, backward_fallbacks
     if ops:
         assert {rec["op"] for rec in records} == set(ops)
     failures = [rec for rec in records if rec["status"] in ("mismatch", "error") or

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from op_check import (ALL_DTYPES, DEVICE, DEVICE_TYPE, assert_on_device, compare, compare_on,
-                      dtype_id, make)
+                      dtype_id, make, same_gradients)
 
 EVERY_DTYPE = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
                torch.float16, torch.bfloat16, torch.float32, torch.float64)
@@ -249,3 +249,13 @@ def test_device_index_of_created_tensors():
     z = torch.arange(3, device="tpu:1")
     assert z.device.index == 1
     torch.testing.assert_close(z.cpu(), torch.arange(3))
+
+
+def test_efficient_zero_tensor_and_the_zero_gradient_it_carries():
+    """_efficientzerotensor, autograd's known-zero gradient (sgn's of a real
+    input): zeros of the asked shape and dtype on tpu, natively."""
+    for dtype in (torch.float32, torch.float64, torch.int64):
+        z = torch.ops.aten._efficientzerotensor([2, 3], dtype=dtype, device=DEVICE)
+        assert z.device.type == torch.device(DEVICE).type and z.dtype == dtype and z.shape == (2, 3)
+        assert torch.equal((z + 1).cpu(), torch.ones(2, 3, dtype=dtype))
+    same_gradients(lambda t: (torch.sgn(t) + t).sum(), make((3, 4), torch.float64, seed=3))

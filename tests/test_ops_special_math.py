@@ -36,7 +36,7 @@ import math
 import pytest
 import torch
 
-from op_check import NonContig, compare, dtype_id, make, same_error
+from op_check import DEVICE, NonContig, compare, dtype_id, make, same_error
 
 F32_TOL = (2e-6, 1e-30)
 F64_TOL = (1.5e-14, 1e-300)
@@ -200,6 +200,23 @@ def test_logit_matches_cpu(dtype, eps):
     _both_layouts(torch.logit, x, eps=eps, tol=TOLS)
     compare(lambda a: a.logit_(eps), x, dtype_tol=TOLS)
     compare(lambda a, o: torch.logit(a, eps, out=o), x, torch.empty(0, dtype=dtype), dtype_tol=TOLS)
+
+
+@pytest.mark.parametrize("dtype", (torch.float32, torch.float64, torch.bfloat16), ids=dtype_id)
+@pytest.mark.parametrize("eps", [None, 0.0, 0.1])
+def test_logit_backward_matches_cpu(dtype, eps):
+    """logit's gradient (a native composite): NaN outside [0, 1] without eps,
+    0 outside [eps, 1 - eps] with it, +-inf at the ends."""
+    x = torch.cat([_grid([0.0, 1.0, 0.5, -0.5, 1.5, 1e-7, 1 - 1e-7, 0.5, 0.05, 0.95, 0.25, 0.99], dtype, cols=4),
+                   make((4, 4), dtype, low=-0.2, high=1.2, seed=8)])
+    grad = make(x.shape, dtype, seed=9)
+    _both_layouts(lambda g, a: torch.ops.aten.logit_backward(g, a, eps), grad, x, tol=TOLS)
+    compare(lambda g, a, o: torch.ops.aten.logit_backward.grad_input(g, a, eps, grad_input=o), grad, x,
+            torch.empty(0, dtype=dtype), dtype_tol=TOLS)
+    # A NaN input gives NaN, as the CPU's scalar loop does (its float64
+    # vector loop gives 0 when eps is set: the two CPU paths disagree).
+    nan = torch.full((3,), NAN, dtype=dtype, device=DEVICE)
+    assert torch.isnan(torch.ops.aten.logit_backward(torch.ones_like(nan), nan, eps).cpu()).all()
 
 
 def test_logit_integers_and_inplace_error():

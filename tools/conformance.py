@@ -94,11 +94,14 @@ MODE_STABLE_LENGTH = 16
 # and backward differentiates the sample's output_process_fn_grad, the
 # sign-free function of the outputs PyTorch's own gradient tests use.
 SIGN_FREE = {"linalg.eigh", "linalg.svd", "svd"}
+# The general eigendecomposition specifies neither the order of the
+# eigenvalues nor the phase of each eigenvector: tpu's are matched to the
+# CPU's (_match_eigen) before comparing, and backward differentiates the
+# sample's phase-free output_process_fn_grad.
+ORDER_AND_PHASE_FREE = {"linalg.eig", "linalg.eigvals"}
 # Why each op still off the native path is there (docs/conformance.md lists
 # every one with its reason). Matched by name prefix, the longest first.
 FALLBACK_REASONS = {
-    "linalg.eig": "eigenvalues and vectors of a general matrix: a nonsymmetric eigensolver (Hessenberg QR) is not "
-                  "written yet",
     "sparse.": "sparse layouts: tpu tensors are strided (dense) only",
     "to_sparse": "sparse layouts: tpu tensors are strided (dense) only",
     "tensor_split": "not comparable here: PyTorch requires tensor_indices_or_sections on the CPU (CUDA raises "
@@ -136,6 +139,8 @@ class Result:
     samples: int = 0
     backward: str = "n/a"  # pass, mismatch, error, n/a
     detail: str = ""
+    # The ATen ops the tpu backward ran through the CPU fallback (comma-separated).
+    backward_fallback: str = ""
 
 
 def _key(op) -> str:
@@ -274,6 +279,33 @@ def _align_vectors(torch, name, got, ref):
     return u, s, v * signs
 
 
+def _match_eigen(torch, name, got, ref):
+    """tpu's eigenvalues in the CPU's order (each CPU value takes the nearest
+    unused tpu value) and each eigenvector turned by the unit complex number
+    that aligns it with the CPU's."""
+    values = (got if name == "linalg.eigvals" else got[0]).cpu()
+    ref_values = ref if name == "linalg.eigvals" else ref[0]
+    n = values.shape[-1]
+    if values.numel() == 0:
+        return got
+    perms = []
+    for v, r in zip(values.reshape(-1, n), ref_values.reshape(-1, n)):
+        free, perm = list(range(n)), []
+        for x in r:
+            j = min(free, key=lambda k: abs(v[k] - x).item())
+            free.remove(j)
+            perm.append(j)
+        perms.append(perm)
+    index = torch.tensor(perms, dtype=torch.long).reshape(values.shape)
+    values = values.gather(-1, index)
+    if name == "linalg.eigvals":
+        return values
+    vectors = got[1].cpu().gather(-1, index.unsqueeze(-2).expand(got[1].shape))
+    dots = (vectors.conj() * ref[1]).sum(-2, keepdim=True)
+    phase = torch.where(dots.abs() > 0, dots / dots.abs(), torch.ones_like(dots))
+    return values, vectors * phase
+
+
 def _signs(torch, got, ref):
     """+-1 per column: the sign that makes got's column point along ref's."""
     dots = (got * ref).sum(-2, keepdim=True)
@@ -342,7 +374,11 @@ def _run_op(torch, torchtpu, op, dtype_name, dtype, limit) -> Result:
             if (_key(op) in TIE_ORDER_FREE and not s.kwargs.get("stable", False)) or _long_mode(_key(op), args, s.kwargs):
                 _compare_tie_order_free(torch, _key(op), args, s.kwargs, got, ref)
             else:
-                shown = _align_vectors(torch, _key(op), got, ref) if _key(op) in SIGN_FREE else got
+                shown = got
+                if _key(op) in SIGN_FREE:
+                    shown = _align_vectors(torch, _key(op), got, ref)
+                elif _key(op) in ORDER_AND_PHASE_FREE:
+                    shown = _match_eigen(torch, _key(op), got, ref)
                 _compare(torch, shown, ref, op.name, _is_random(_key(op), s.kwargs))
         except AssertionError as e:
             res.status, res.detail = "mismatch", str(e).splitlines()[0][:300]
@@ -357,9 +393,14 @@ def _run_op(torch, torchtpu, op, dtype_name, dtype, limit) -> Result:
             res.detail = "fallback: " + ", ".join(sorted(torchtpu.fallback_stats()))
         compared += 1
         if grad and backward_ok is not False and not _is_random(_key(op), s.kwargs):
-            process = s.output_process_fn_grad if _key(op) in SIGN_FREE else (lambda out: out)
+            free = SIGN_FREE | ORDER_AND_PHASE_FREE
+            process = s.output_process_fn_grad if _key(op) in free else (lambda out: out)
+            torchtpu.reset_fallback_stats()
             backward_ok = _check_backward(torch, args, process(ref), dev_args, process(got),
                                           lambda *a: process(op(*a, **s.kwargs)))
+            # Only the tpu gradient touches tpu tensors: what fell back is its.
+            used = set(filter(None, res.backward_fallback.split(","))) | set(torchtpu.fallback_stats())
+            res.backward_fallback = ",".join(sorted(used))
     res.samples = compared
     res.status = "pass" if compared else "skip"
     if backward_ok is not None:
@@ -474,13 +515,20 @@ def summarize(results: list[Result]) -> dict:
         "native_pass_rate": len(native) / max(len(compared), 1),
         "backward_compared": len(backward),
         "backward_passed": sum(r.backward == "pass" for r in backward),
+        "backward_passed_natively": sum(r.backward == "pass" and not r.backward_fallback for r in backward),
         "fallback_ops": fallback_ops,
+        "backward_fallback_ops": sorted({r.op for r in backward if r.backward_fallback}),
     }
 
 
 def _fallback_reason(op: str) -> str:
     prefixes = sorted((p for p in FALLBACK_REASONS if op.startswith(p)), key=len, reverse=True)
     return FALLBACK_REASONS[prefixes[0]] if prefixes else "no reason recorded: add it to FALLBACK_REASONS"
+
+
+def _backward_fallbacks(results: list[Result], op: str) -> str:
+    used = {a for r in results if r.op == op for a in r.backward_fallback.split(",") if a}
+    return ", ".join(f"`{a}`" for a in sorted(used))
 
 
 def write_markdown(path: str, summary: dict, results: list[Result], command: str, seconds: float) -> None:
@@ -503,6 +551,8 @@ def write_markdown(path: str, summary: dict, results: list[Result], command: str
         f"| erroring | {summary['error']} |",
         f"| not comparable (CPU rejects every sample) | {summary['skipped']} |",
         f"| backward compared (float32) / passing | {summary['backward_compared']} / {summary['backward_passed']} |",
+        f"| backward passing natively (no CPU fallback in the gradient) | "
+        f"{summary.get('backward_passed_natively', 'not measured')} |",
         "",
         "Tolerances (rtol, atol): float32 (1.3e-5, 1e-5): XLA may fuse and reassociate",
         "and uses its own transcendental approximations; bfloat16 (1.6e-2, 1e-2): one",
@@ -517,6 +567,14 @@ def write_markdown(path: str, summary: dict, results: list[Result], command: str
         "| op | why it remains |",
         "|---|---|",
         *(f"| `{o}` | {_fallback_reason(o)} |" for o in summary["fallback_ops"]),
+        "",
+        "## Ops whose backward uses the CPU fallback",
+        "",
+        "The forward is native; these ATen ops of the gradient are not.",
+        "",
+        "| op | ATen ops of the backward on the fallback |",
+        "|---|---|",
+        *(f"| `{o}` | {_backward_fallbacks(results, o)} |" for o in summary.get("backward_fallback_ops", [])),
         "",
         "## Mismatches and errors",
         "",
@@ -566,8 +624,9 @@ def main() -> None:
     results = run(names, samples, raw, args.timeout)
     summary = summarize(results)
     seconds = time.time() - start
-    print(json.dumps({k: v for k, v in summary.items() if k != "fallback_ops"}, indent=1))
+    print(json.dumps({k: v for k, v in summary.items() if not k.endswith("fallback_ops")}, indent=1))
     print("fallback ops:", ", ".join(summary["fallback_ops"]) or "none")
+    print("ops whose backward falls back:", ", ".join(summary["backward_fallback_ops"]) or "none")
     if not args.fast and not args.ops:
         with open(os.path.join(root, "docs", "conformance.json"), "w") as f:
             json.dump({"summary": summary, "seconds": seconds, "results": [asdict(r) for r in results]}, f, indent=0)

@@ -17,6 +17,7 @@
 //   not LAPACK's (callers that compare them must align signs).
 #include "graph/lowering.h"
 #include "lower/lower_util.h"
+#include "lower/matrix_util.h"
 
 #include <limits>
 
@@ -27,49 +28,13 @@ using hlo::Compare;
 using hlo::Shape;
 using hlo::TensorType;
 
-
 // x [batch, r, c] broadcast from a per-batch scalar s [batch].
 Value PerBatch(Builder& b, Value s, const Shape& to) { return b.BroadcastInDim(s, to, {0}); }
-
-double Epsilon(DType t) {
-  return t == DType::kF64 ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
-}
-
-// Line i of x [batch, r, c] along `axis` (1: row i as [batch, c]; 2: column
-// i as [batch, r]), read and written with dynamic slices.
-enum Axis : int { kRowAxis = 1, kColumnAxis = 2 };
-
-Value Line(Builder& b, Value x, Axis axis, Value i) {
-  Shape sizes = x.shape();
-  sizes[axis] = 1;
-  Value z = I64(b, 0);
-  Values starts{z, z, z};
-  starts[axis] = i;
-  Shape line = sizes;
-  line.erase(line.begin() + axis);
-  return b.Reshape(b.DynamicSlice(x, starts, sizes), line);
-}
-
-Value SetLine(Builder& b, Value x, Axis axis, Value line, Value i) {
-  Shape sizes = x.shape();
-  sizes[axis] = 1;
-  Value z = I64(b, 0);
-  Values starts{z, z, z};
-  starts[axis] = i;
-  return b.DynamicUpdateSlice(x, b.Reshape(line, sizes), starts);
-}
 
 Value Column(Builder& b, Value x, Value j) { return Line(b, x, kColumnAxis, j); }
 
 // Sum over dim 1 of [batch, r].
 Value SumRows(Builder& b, Value x) { return ReduceWith(b, x, {1}, "add", Literal::Float(0)); }
-
-// The identity's first `cols` columns, [batch, rows, cols].
-Value Eye(Builder& b, DType t, int64_t batch, int64_t rows, int64_t cols) {
-  const Shape s{batch, rows, cols};
-  Value eq = b.Cmp(b.Iota(TensorType{DType::kI64, s}, 1), b.Iota(TensorType{DType::kI64, s}, 2), Compare::kEQ);
-  return b.Select(eq, b.Constant(Literal::Float(1), t, s), b.Constant(Literal::Float(0), t, s));
-}
 
 // The Householder vector stored in column j of a [batch, m, n]: 0 above row
 // j, 1 at row j, the stored entries below. [batch, m].
@@ -159,24 +124,6 @@ Value HouseholderProduct(Builder& b, Value v, Value tau, int64_t cols) {
         return Values{rb.Sub(i, I64(rb, 1)), q, v, taus};
       });
   return state[1];
-}
-
-int64_t Batch(const Value& x) {
-  const Shape s = x.shape();
-  return x.type.numel() / std::max<int64_t>(s[s.size() - 2] * s[s.size() - 1], 1);
-}
-
-Shape WithMatrix(const Shape& full, int64_t rows, int64_t cols) {
-  Shape out(full.begin(), full.end() - 2);
-  out.push_back(rows);
-  out.push_back(cols);
-  return out;
-}
-
-Shape WithVector(const Shape& full, int64_t len) {
-  Shape out(full.begin(), full.end() - 2);
-  out.push_back(len);
-  return out;
 }
 
 // attrs: none. input: A [..., m, n] (f32/f64). results: the factored A (R

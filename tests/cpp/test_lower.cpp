@@ -153,3 +153,41 @@ TEST(Lowerings, SpecialFrexpNextafterErfcxMatchLibm) {
     EXPECT_NEAR(cx[i], want, 4 * 1.2e-7 * std::fabs(want)) << x[i];
   }
 }
+
+// The general eigendecomposition (lower/linalg_eig.cpp) of two 2x2 matrices in
+// one batch: a rotation by 90 degrees (eigenvalues +-i, which no real shift
+// finds) and an upper-triangular one (3 and -2); then a batch with a NaN, which
+// gets info -1 and NaN eigenvalues beside a good matrix.
+TEST(Lowerings, LinalgEigFindsComplexPairsAndFlagsNonFiniteInput) {
+  graph::Node n;
+  n.op = "linalg.eig";
+  n.attrs = {true};
+  n.args = {hlo::TensorType{DType::kF32, {8}}};
+  n.inputs = {graph::Input{0, Dense({2, 2, 2})}};
+  auto out = RunNode(n, {{0, 1, -1, 0, 3, 5, 0, -2}});
+  auto w = Download<float>(*out[0], 8);  // complex64: (re, im) pairs, [2, 2]
+  auto v = Download<float>(*out[1], 16);
+  EXPECT_EQ(Download<int32_t>(*out[2], 2), (std::vector<int32_t>{0, 0}));
+  EXPECT_NEAR(w[0], 0, 1e-6);
+  EXPECT_NEAR(w[2], 0, 1e-6);
+  EXPECT_NEAR(std::fabs(w[1]), 1, 1e-6);
+  EXPECT_NEAR(w[1] + w[3], 0, 1e-6);  // a conjugate pair
+  const std::vector<float> tri = {w[4], w[6]};
+  EXPECT_NEAR(std::max(tri[0], tri[1]), 3, 1e-5);
+  EXPECT_NEAR(std::min(tri[0], tri[1]), -2, 1e-5);
+  // Each eigenvector of the rotation solves A x = w x: x1 = w x0 for row 0.
+  for (int k = 0; k < 2; ++k) {
+    const float x0r = v[2 * k], x0i = v[2 * k + 1], x1r = v[4 + 2 * k], x1i = v[4 + 2 * k + 1];
+    const float wr = w[2 * k], wi = w[2 * k + 1];
+    EXPECT_NEAR(x1r, wr * x0r - wi * x0i, 1e-5);
+    EXPECT_NEAR(x1i, wr * x0i + wi * x0r, 1e-5);
+    EXPECT_NEAR(x0r * x0r + x0i * x0i + x1r * x1r + x1i * x1i, 1, 1e-5);
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto bad = RunNode(n, {{1, nan, 0, 1, 2, 0, 0, 5}});
+  EXPECT_EQ(Download<int32_t>(*bad[2], 2), (std::vector<int32_t>{-1, 0}));
+  auto wb = Download<float>(*bad[0], 8);
+  EXPECT_TRUE(std::isnan(wb[0]) && std::isnan(wb[3]));
+  EXPECT_NEAR(std::max(wb[4], wb[6]), 5, 1e-6);
+  EXPECT_NEAR(std::min(wb[4], wb[6]), 2, 1e-6);
+}

@@ -132,6 +132,16 @@ void AssertAsyncMsg(const at::Tensor& self, c10::string_view assert_msg) {
   TORCH_CHECK(self.is_nonzero(), assert_msg.empty() ? std::string("Assertion is failed") : std::string(assert_msg));
 }
 
+// _efficientzerotensor, the zero tensor autograd makes for a gradient that
+// is known to be zero (sgn's of a real input): a materialised zeros tensor.
+// The CPU returns a storage-less tensor marked ZeroTensor, which later ops
+// short-cut; real zeros give the same values on every path.
+at::Tensor EfficientZeroTensor(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
+                               std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                               std::optional<bool> pin_memory) {
+  return at::zeros(size, at::TensorOptions().dtype(dtype).layout(layout).device(device).pinned_memory(pin_memory));
+}
+
 }  // namespace
 
 void RegisterCreation() {
@@ -145,6 +155,7 @@ void RegisterCreation() {
   Impl("_local_scalar_dense", LocalScalarDense);
   Impl("_assert_async", AssertAsync);
   Impl("_assert_async.msg", AssertAsyncMsg);
+  Impl("_efficientzerotensor", EfficientZeroTensor);
 }
 
 }  // namespace torchtpu::aten

@@ -49,6 +49,8 @@ void RegisterFft();
 void RegisterCtcLoss();
 void RegisterFractionalPool();
 void RegisterLinalgLdl();
+// linalg_eig.cpp
+void RegisterLinalgEig();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -102,6 +104,7 @@ void RegisterAllOps() {
   RegisterCtcLoss();
   RegisterFractionalPool();
   RegisterLinalgLdl();
+  RegisterLinalgEig();
 }
 
 }  // namespace torchtpu::aten

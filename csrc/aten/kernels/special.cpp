@@ -8,7 +8,8 @@
 // lower/special_bessel.cpp) and the orthogonal polynomials
 // special.*_polynomial_* (lower/special_polynomial.cpp). One
 // boxed kernel serves every overload (functional, in-place, out=, Scalar
-// operands) of the elementwise ones; frexp, with its two results, has its own.
+// operands) of the elementwise ones; frexp, with its two results, has its own,
+// and logit's gradient (logit_backward) is a composite of native ops.
 // Dtypes, promotion and the refusals follow PyTorch's CPU kernels, with the
 // CPU's words and exception types.
 #include <ATen/ATen.h>
@@ -17,10 +18,12 @@
 #include <ATen/native/TypeProperties.h>
 #include <torch/library.h>
 
+#include <cmath>
 #include <map>
 
 #include "aten/runtime/dtype.h"
 #include "aten/runtime/op_call.h"
+#include "aten/kernels/into_out.h"
 #include "aten/kernels/registry.h"
 
 namespace torchtpu::aten {
@@ -240,6 +243,20 @@ std::tuple<at::Tensor&, at::Tensor&> FrexpOut(const at::Tensor& self, at::Tensor
   return {mantissa, exponent};
 }
 
+// logit's gradient, as the CPU's kernel: grad / (x (1 - x)); outside [0, 1]
+// NaN when eps is None (negative), and 0 outside [eps, 1 - eps] otherwise.
+at::Tensor LogitBackward(const at::Tensor& grad, const at::Tensor& self, std::optional<double> eps) {
+  at::Tensor g = grad / (self * (1 - self));
+  const double e = eps.value_or(-1.0);
+  if (e < 0) return at::where((self < 0).logical_or(self > 1), at::full({}, NAN, g.options()), g);
+  return at::where((self < e).logical_or(self > 1 - e), at::zeros({}, g.options()), g);
+}
+
+at::Tensor& LogitBackwardOut(const at::Tensor& grad, const at::Tensor& self, std::optional<double> eps,
+                             at::Tensor& grad_input) {
+  return IntoOut(LogitBackward(grad, self, eps), grad_input);
+}
+
 }  // namespace
 
 void RegisterSpecial() {
@@ -273,6 +290,8 @@ void RegisterSpecial() {
   ImplBoxed<&BoxedSpecial>(names);
   Impl("frexp.Tensor", Frexp);
   Impl("frexp.Tensor_out", FrexpOut);
+  Impl("logit_backward", LogitBackward);
+  Impl("logit_backward.grad_input", LogitBackwardOut);
 }
 
 }  // namespace torchtpu::aten
