@@ -20,5 +20,4 @@ LINALG_TAIL_OPS = ("linalg.qr", "qr", "geqrf", "linalg.householder_product", "or
 @pytest.mark.mode_independent
 def test_linalg_tail_conformance(tmp_path):
     summary, records = run_conformance(tmp_path, LINALG_TAIL_OPS, samples=3)
-    # linalg.eig's backward solves a complex system, and the LU lowering is real-only.
-    assert_native_and_matching(summary, records, LINALG_TAIL_OPS, backward_fallback_ok={"linalg.eig"})
+    assert_native_and_matching(summary, records, LINALG_TAIL_OPS)

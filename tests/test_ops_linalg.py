@@ -4,7 +4,8 @@ leading minor is not positive-definite), the raising variants, solve_triangular
 in every (upper, left, unitriangular) form with broadcast batches,
 triangular_solve, cholesky_solve, cholesky_inverse; LU with partial pivoting
 (factors, LAPACK's pivots and info, rectangular and singular inputs) and what
-PyTorch builds on it (lu_solve, solve, inv, det, slogdet, logdet); gradients.
+PyTorch builds on it (lu_solve, solve, inv, det, slogdet, logdet), real and
+(for LU, solve, inv and det) complex; gradients.
 
 Tolerances: f32 (1e-5, 1e-5) and f64 (1e-7, 1e-7) from op_check: the inputs
 are well conditioned (A = M M^T + n I, or M + n I for LU), so the factors
@@ -147,6 +148,46 @@ def test_solve_inv_det(dtype):
         compare(fn, empty)
     compare(torch.linalg.solve, empty, torch.zeros(2, 0, 3, dtype=dtype))
     same_gradients(lambda x: torch.linalg.slogdet(x).logabsdet.sum() + torch.linalg.det(x).sum(), empty.double())
+
+
+# complex64 and complex128: each part to float32's and float64's tolerance.
+COMPLEX_TOL = {torch.complex64: (1e-5, 1e-5), torch.complex128: (1e-7, 1e-7)}
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_lu_and_what_is_built_on_it(dtype):
+    """LU of complex matrices (pivots chosen by |re| + |im|, as LAPACK's
+    izamax, so they are the CPU's), the four lu_solve forms (A or A^H, from
+    the left or the right), solve, inv and det: native, against the CPU."""
+    n = 5
+
+    def cgeneral(*batch, seed=0):
+        real = dtype.to_real()
+        m = torch.complex(make((*batch, n, n), real, seed=seed), make((*batch, n, n), real, seed=seed + 50))
+        return m + n * torch.eye(n, dtype=dtype)
+
+    def cmake(*shape, seed=0):
+        real = dtype.to_real()
+        return torch.complex(make(shape, real, seed=seed), make(shape, real, seed=seed + 50))
+
+    a = cgeneral(3)
+    compare(torch.linalg.lu_factor_ex, a, dtype_tol=COMPLEX_TOL)
+    compare(torch.linalg.lu_factor_ex, NonContig(cmake(4, 6, seed=1)), dtype_tol=COMPLEX_TOL)
+    lu, piv = torch.linalg.lu_factor(a)
+    b = cmake(3, n, 2, seed=2)
+    for left in (True, False):
+        for adjoint in (False, True):
+            rhs = b if left else b.mT
+            compare(lambda x, p, y: torch.linalg.lu_solve(x, p, y, left=left, adjoint=adjoint), lu, piv, rhs,
+                    dtype_tol=COMPLEX_TOL)
+    compare(torch.linalg.solve, a, b, dtype_tol=COMPLEX_TOL)
+    compare(torch.linalg.solve, a[0], NonContig(cmake(n, seed=3)), dtype_tol=COMPLEX_TOL)
+    compare(lambda x, y: torch.linalg.solve(x, y, left=False), a, b.mT, dtype_tol=COMPLEX_TOL)
+    compare(torch.linalg.inv, NonContig(a[1]), dtype_tol=COMPLEX_TOL)
+    compare(torch.linalg.inv_ex, a, dtype_tol=COMPLEX_TOL)
+    compare(torch.linalg.det, a, dtype_tol=COMPLEX_TOL)
+    compare(torch.linalg.lu_factor_ex, torch.tensor([[1, 2j], [1j, -2]], dtype=dtype))  # singular: info 2
+    compare(lambda t: torch.linalg.inv_ex(t).info, torch.tensor([[1, 2j], [1j, -2]], dtype=dtype))
 
 
 def test_gradients_through_lu():

@@ -190,9 +190,6 @@ def test_out_variants():
     compare(lambda t, w: torch.linalg.eigvals(t, out=w), a, torch.empty(0, dtype=torch.float64))
 
 
-# The backward of linalg.eig solves a complex system (linalg_solve_ex),
-# whose LU lowering is real-only: that solve runs through the CPU fallback.
-@pytest.mark.allow_fallback
 def test_gradients():
     a = make((4, 4), torch.float64, seed=7)
     same_gradients(lambda t: torch.linalg.eigvals(t).abs().sum(), a)

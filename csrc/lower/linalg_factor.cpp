@@ -81,14 +81,16 @@ REGISTER_LOWERING("linalg.cholesky", [](Builder& b, const graph::Node& node, con
   return Values{b.Reshape(l, shape), b.Reshape(state[2], batch_shape)};
 });
 
-// attrs: 0 left, 1 lower, 2 unit diagonal, 3 transpose A.
+// attrs: 0 left, 1 lower, 2 unit diagonal, 3 transpose A (for complex A its
+// conjugate transpose, which is what the LU solvers' adjoint needs).
 // inputs: A [..., n, n], B [..., n, k] (left) or [..., k, n] (right), the
 // same batch dims. result: X of B's shape.
 REGISTER_LOWERING("linalg.triangular_solve", [](Builder& b, const graph::Node& node, const Values& in) {
   auto flag = [](bool v) { return v ? "true" : "false"; };
   std::string attrs = std::string("{left_side = ") + flag(node.BoolAttr(0)) + ", lower = " + flag(node.BoolAttr(1)) +
                       ", unit_diagonal = " + flag(node.BoolAttr(2)) + ", transpose_a = #stablehlo<transpose " +
-                      (node.BoolAttr(3) ? "TRANSPOSE" : "NO_TRANSPOSE") + ">}";
+                      (!node.BoolAttr(3) ? "NO_TRANSPOSE" : hlo::IsComplex(in[0].dtype()) ? "ADJOINT" : "TRANSPOSE") +
+                      ">}";
   return b.Op("stablehlo.triangular_solve", {in[0], in[1]}, {in[1].type}, attrs);
 });
 
@@ -96,7 +98,7 @@ Value ReduceRows(Builder& b, Value x, const char* op, const Literal& init) {
   return ReduceWith(b, x, {1}, op, init);
 }
 
-// attrs: none. input: A [..., m, n] (f32/f64). results: LU [..., m, n],
+// attrs: none. input: A [..., m, n] (f32/f64/c64/c128). results: LU [..., m, n],
 // pivots [..., min(m, n)] i32 (1-based, LAPACK's), info [...] i32.
 // getf2, one column per iteration of a stablehlo.while: the pivot is the
 // first row of largest magnitude at or below the diagonal; the rows swap
@@ -127,7 +129,11 @@ REGISTER_LOWERING("linalg.lu_factor", [](Builder& b, const graph::Node& node, co
         Value col = rb.Reshape(rb.DynamicSlice(a, {z, z, k}, {batch, m, 1}), {batch, m});
         Value rows_m = rb.Iota(TensorType{DType::kI64, {batch, m}}, 1);
         Value below_m = rb.Cmp(rows_m, bcast(k, {batch, m}, {}), Compare::kGE);
-        Value mag = rb.Select(below_m, rb.Unary("abs", col), rb.Constant(Literal::Float(-1), t, {batch, m}));
+        // |re| + |im| for complex, as LAPACK's izamax (cabs1).
+        const DType mt = hlo::IsComplex(t) ? hlo::ComplexPart(t) : t;
+        Value abs = hlo::IsComplex(t) ? rb.Add(rb.Unary("abs", rb.Real(col)), rb.Unary("abs", rb.Imag(col)))
+                                      : rb.Unary("abs", col);
+        Value mag = rb.Select(below_m, abs, rb.Constant(Literal::Float(-1), mt, {batch, m}));
         Value largest = ReduceRows(rb, mag, "maximum", Literal::Float(-1));
         Value at_largest = rb.Cmp(mag, bcast(largest, {batch, m}, {0}), Compare::kEQ);
         Value p = ReduceRows(rb, rb.Select(at_largest, rows_m, rb.Constant(Literal::Int(m), DType::kI64, {batch, m})),

@@ -59,6 +59,8 @@ const std::unordered_set<std::string_view>& ComplexNative() {
       "trace", "nonzero", "eye",
       // linalg_eig.cpp: the eigensolver computes in (real, imaginary) parts
       "linalg_eig", "linalg_eig.out", "_linalg_eigvals", "linalg_eigvals.out",
+      // linalg_factor.cpp: LU (izamax's |re| + |im| pivots) and the solves on it
+      "linalg_lu_factor_ex", "linalg_lu_solve", "_linalg_solve_ex", "linalg_inv_ex", "_linalg_det",
   };
   return ops;
 }

@@ -1,7 +1,9 @@
 // Cholesky factorization and triangular solves on tpu (lower/linalg_factor.cpp),
 // and what PyTorch builds on them: linalg_cholesky_ex, cholesky,
 // linalg_solve_triangular, triangular_solve, cholesky_solve's helper and
-// cholesky_inverse. float32 and float64, as the CPU kernels; batches
+// cholesky_inverse; LU with partial pivoting and the solvers, inverse and
+// determinant on it. float32 and float64, and for the LU family complex64
+// and complex128 too (the CPU takes all four everywhere); batches
 // broadcast as the CPU does. A non-positive-definite input gives `info` on
 // the device; only the raising variants read it back (check_errors), as
 // PyTorch's own code does on CUDA.
@@ -134,7 +136,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> LuFactorEx(const at::Tensor& a, b
   TORCH_CHECK(a.dim() >= 2, "linalg.lu_factor: Expected tensor with 2 or more dimensions. Got size: ", a.sizes(),
               " instead");
   TORCH_CHECK(pivot, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
-  CheckFloatMatrices(a, "linalg.lu_factor", "lu_cpu");
+  CheckFloatOrComplexMatrices(a, "linalg.lu_factor", "lu_cpu");
   at::Tensor lu, pivots, info;
   if (a.numel() == 0) {
     std::vector<int64_t> p(a.sizes().begin(), a.sizes().end() - 2);
@@ -167,7 +169,7 @@ at::Tensor TakeRows(const at::Tensor& b, const at::Tensor& perm) {
 }
 
 at::Tensor LuSolve(const at::Tensor& lu, const at::Tensor& pivots, const at::Tensor& b, bool left, bool adjoint) {
-  CheckFloatMatrices(lu, "linalg.lu_solve", "lu_solve_cpu");
+  CheckFloatOrComplexMatrices(lu, "linalg.lu_solve", "lu_solve_cpu");
   CheckSquare(lu, "linalg.lu_solve");
   TORCH_CHECK(b.dim() >= 2, "linalg.lu_solve: Expected B to have at least 2 dimensions, but it has ", b.dim(),
               " dimensions instead");
@@ -176,7 +178,12 @@ at::Tensor LuSolve(const at::Tensor& lu, const at::Tensor& pivots, const at::Ten
               lu.size(-2), "x", lu.size(-1), " and ", b.size(-2), "x", b.size(-1), ")");
   TORCH_CHECK(pivots.scalar_type() == c10::kInt, "linalg.lu_solve: Expected pivots to be int32, got ",
               pivots.scalar_type());
-  if (!left) return LuSolve(lu, pivots, b.mT(), true, !adjoint).mT();
+  // X op(A) = B is op(A)^T X^T = B^T; conjugating both sides makes that the
+  // other of the two solves LU supports (A or A^H), for real and complex alike.
+  if (!left) {
+    auto conj = [](const at::Tensor& t) { return t.is_complex() ? t.conj_physical() : t; };
+    return conj(LuSolve(lu, pivots, conj(b).mT(), true, !adjoint)).mT();
+  }
   auto [lub, bb] = BroadcastBatches(lu, b.to(lu.scalar_type()));
   if (lub.numel() == 0 || bb.numel() == 0) return at::zeros(bb.sizes(), bb.options());
   std::vector<int64_t> pshape(lub.sizes().begin(), lub.sizes().end() - 1);
@@ -185,7 +192,8 @@ at::Tensor LuSolve(const at::Tensor& lu, const at::Tensor& pivots, const at::Ten
     at::Tensor y = TriSolve(lub, TakeRows(bb, perm), true, true, true, false);
     return TriSolve(lub, y, true, false, false, false);
   }
-  // A^T = U^T L^T P^T: X = P L^-T U^-T B.
+  // A^H = U^H L^H P^T: X = P L^-H U^-H B (the conjugate transposes are
+  // plain ones for real A).
   at::Tensor y = TriSolve(lub, bb, true, false, false, true);
   at::Tensor z = TriSolve(lub, y, true, true, true, true);
   return TakeRows(z, perm.argsort(/*stable=*/false, /*dim=*/-1, /*descending=*/false));
@@ -198,7 +206,7 @@ bool VectorRhs(const at::Tensor& a, const at::Tensor& b) {
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> SolveEx(const at::Tensor& a, const at::Tensor& b,
                                                                    bool left, bool check_errors) {
-  CheckFloatMatrices(a, "linalg.solve", "linalg_solve_cpu");
+  CheckFloatOrComplexMatrices(a, "linalg.solve", "linalg_solve_cpu");
   CheckSquare(a, "linalg.solve");
   auto [lu, pivots, info] = LuFactorEx(a, true, false);
   if (check_errors) at::_linalg_check_errors(info, "torch.linalg.solve_ex", a.dim() == 2);
@@ -209,7 +217,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> SolveEx(const at::Ten
 }
 
 std::tuple<at::Tensor, at::Tensor> InvEx(const at::Tensor& a, bool check_errors) {
-  CheckFloatMatrices(a, "linalg.inv", "linalg_inv_cpu");
+  CheckFloatOrComplexMatrices(a, "linalg.inv", "linalg_inv_cpu");
   CheckSquare(a, "linalg.inv");
   auto [lu, pivots, info] = LuFactorEx(a, true, false);
   if (check_errors) at::_linalg_check_errors(info, "linalg.inv_ex", a.dim() == 2);
@@ -225,7 +233,7 @@ at::Tensor PermutationSign(const at::Tensor& pivots, const at::Tensor& like) {
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> Det(const at::Tensor& a) {
-  CheckFloatMatrices(a, "linalg.det", "linalg_det_cpu");
+  CheckFloatOrComplexMatrices(a, "linalg.det", "linalg_det_cpu");
   CheckSquare(a, "linalg.det");
   // The LU of A^T, as the CPU's kernel returns it (what LAPACK's column-major
   // view of A is; the backward formulas solve with it accordingly).
