@@ -4,8 +4,9 @@ leading minor is not positive-definite), the raising variants, solve_triangular
 in every (upper, left, unitriangular) form with broadcast batches,
 triangular_solve, cholesky_solve, cholesky_inverse; LU with partial pivoting
 (factors, LAPACK's pivots and info, rectangular and singular inputs) and what
-PyTorch builds on it (lu_solve, solve, inv, det, slogdet, logdet), real and
-(for LU, solve, inv and det) complex; gradients.
+PyTorch builds on it (lu_solve, solve, inv, det, slogdet, logdet); complex
+input for the Cholesky family, the triangular solves, LU, solve, inv and
+det; gradients.
 
 Tolerances: f32 (1e-5, 1e-5) and f64 (1e-7, 1e-7) from op_check: the inputs
 are well conditioned (A = M M^T + n I, or M + n I for LU), so the factors
@@ -188,6 +189,41 @@ def test_complex_lu_and_what_is_built_on_it(dtype):
     compare(torch.linalg.det, a, dtype_tol=COMPLEX_TOL)
     compare(torch.linalg.lu_factor_ex, torch.tensor([[1, 2j], [1j, -2]], dtype=dtype))  # singular: info 2
     compare(lambda t: torch.linalg.inv_ex(t).info, torch.tensor([[1, 2j], [1j, -2]], dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_cholesky_and_triangular_solves(dtype):
+    """Hermitian positive-definite Cholesky (A = L L^H, U^H U; zpotf2's real
+    pivot, so a failing matrix leaves the CPU's L and info), cholesky_solve
+    and cholesky_inverse on it, solve_triangular from either side and the old
+    triangular_solve (whose transpose is a plain one): native, against the CPU."""
+    real = dtype.to_real()
+
+    def cmake(*shape, seed=0):
+        return torch.complex(make(shape, real, seed=seed), make(shape, real, seed=seed + 50))
+
+    m = cmake(3, 5, 5, seed=1)
+    a = m @ m.mH + 5 * torch.eye(5, dtype=dtype)
+    for upper in (False, True):
+        compare(lambda t: torch.linalg.cholesky_ex(t, upper=upper), a, dtype_tol=COMPLEX_TOL)
+        compare(lambda t: torch.linalg.cholesky(t, upper=upper), NonContig(a[0]), dtype_tol=COMPLEX_TOL)
+        factor = torch.linalg.cholesky(a, upper=upper)
+        compare(lambda f, y: torch.cholesky_solve(y, f, upper=upper), factor, cmake(3, 5, 2, seed=2),
+                dtype_tol=COMPLEX_TOL)
+        compare(lambda f: torch.cholesky_inverse(f, upper=upper), factor[1], dtype_tol=COMPLEX_TOL)
+    failing = a.clone()
+    failing[1, 3, 3] = -4.0  # not positive-definite at the fourth leading minor
+    compare(torch.linalg.cholesky_ex, failing, dtype_tol=COMPLEX_TOL)
+    tri = cmake(2, 5, 5, seed=3).triu() + 4 * torch.eye(5, dtype=dtype)
+    rhs = cmake(2, 5, 3, seed=4)
+    for unit in (False, True):
+        compare(lambda t, y: torch.linalg.solve_triangular(t, y, upper=True, unitriangular=unit), tri, rhs,
+                dtype_tol=COMPLEX_TOL)
+        compare(lambda t, y: torch.linalg.solve_triangular(t, y, upper=False, left=False, unitriangular=unit),
+                NonContig(tri.mT), rhs.mT, dtype_tol=COMPLEX_TOL)
+    for transpose in (False, True):
+        compare(lambda y, t: torch.triangular_solve(y, t, upper=True, transpose=transpose), rhs, tri,
+                dtype_tol=COMPLEX_TOL)
 
 
 def test_gradients_through_lu():

@@ -19,7 +19,20 @@ using hlo::TensorType;
 
 Value I64Splat(Builder& b, int64_t v, const Shape& shape) { return b.Constant(Literal::Int(v), DType::kI64, shape); }
 
-// attrs: 0 upper. input: A [..., n, n] (f32/f64). results: L (or U) [..., n, n], info [...] i32.
+// The complex conjugate of x (x itself when real).
+Value Conj(Builder& b, Value x) {
+  return hlo::IsComplex(x.dtype()) ? b.MakeComplex(b.Real(x), b.Unary("negate", b.Imag(x))) : x;
+}
+
+// A real value as x's dtype (complex: with a zero imaginary part).
+Value AsTypeOf(Builder& b, Value real, DType t) {
+  return hlo::IsComplex(t) ? b.MakeComplex(real, b.Full(Literal::Float(0), real)) : real;
+}
+
+// attrs: 0 upper. input: A [..., n, n] (f32/f64/c64/c128; Hermitian, one
+// triangle read). results: L (or U) [..., n, n] with A = L L^H (U^H U),
+// info [...] i32. For complex A the pivot is the real part of what is left
+// of the diagonal entry, as zpotf2's.
 REGISTER_LOWERING("linalg.cholesky", [](Builder& b, const graph::Node& node, const Values& in) {
   const bool upper = node.BoolAttr(0);
   const Shape shape = in[0].shape();
@@ -29,7 +42,7 @@ REGISTER_LOWERING("linalg.cholesky", [](Builder& b, const graph::Node& node, con
   const DType t = in[0].dtype();
   const Shape mat{batch, n, n}, col{batch, n, 1};
   Value a = b.Reshape(in[0], mat);
-  if (upper) a = b.Transpose(a, {0, 2, 1});  // U = L^T of the upper triangle read as a lower one
+  if (upper) a = Conj(b, b.Transpose(a, {0, 2, 1}));  // U = L^H of the upper triangle read as a lower one
   Value zero = b.Constant(Literal::Float(0), t, mat);
   Value rows = b.Iota(TensorType{DType::kI64, mat}, 1), cols = b.Iota(TensorType{DType::kI64, mat}, 2);
   Value l0 = b.Select(b.Cmp(rows, cols, Compare::kGE), a, zero);
@@ -45,7 +58,7 @@ REGISTER_LOWERING("linalg.cholesky", [](Builder& b, const graph::Node& node, con
         // Row j over the finished columns (< j), and its products with every row.
         Value row = rb.DynamicSlice(l, {z, j, z}, {batch, 1, n});
         Value row_cols = rb.Iota(TensorType{DType::kI64, {batch, 1, n}}, 2);
-        row = rb.Select(rb.Cmp(row_cols, rb.BroadcastInDim(j, {batch, 1, n}, {}), Compare::kLT), row,
+        row = rb.Select(rb.Cmp(row_cols, rb.BroadcastInDim(j, {batch, 1, n}, {}), Compare::kLT), Conj(rb, row),
                         rb.Constant(Literal::Float(0), t, {batch, 1, n}));
         // Only the finished columns take part: the others still hold A's
         // values, and a NaN there must not reach column j through 0 * NaN.
@@ -54,15 +67,16 @@ REGISTER_LOWERING("linalg.cholesky", [](Builder& b, const graph::Node& node, con
         Value lf = rb.Select(finished, l, rb.Constant(Literal::Float(0), t, {batch, n, n}));
         Value dots = rb.DotGeneral(lf, row, {0}, {0}, {2}, {2});  // [batch, n, 1]
         Value d = rb.Sub(rb.DynamicSlice(a, {z, z, j}, {batch, n, 1}), dots);
-        Value pivot = rb.DynamicSlice(d, {z, j, z}, {batch, 1, 1});
-        Value ok = rb.Cmp(pivot, rb.Constant(Literal::Float(0), t, {batch, 1, 1}), Compare::kGT);  // false for NaN
+        Value pivot = rb.Real(rb.DynamicSlice(d, {z, j, z}, {batch, 1, 1}));  // real for Hermitian A
+        Value ok = rb.Cmp(pivot, rb.Full(Literal::Float(0), pivot), Compare::kGT);  // false for NaN
         Value active = rb.Cmp(rb.Reshape(info, {batch, 1, 1}), rb.Constant(Literal::Int(0), DType::kI32, {batch, 1, 1}),
                               Compare::kEQ);
         Value r = rb.Iota(TensorType{DType::kI64, {batch, n, 1}}, 1);
         Value jb = rb.BroadcastInDim(j, {batch, n, 1}, {});
         Value on_diag = rb.Cmp(r, jb, Compare::kEQ), below = rb.Cmp(r, jb, Compare::kGT);
-        Value pivot_col = rb.BroadcastInDim(rb.Reshape(pivot, {batch}), {batch, n, 1}, {0});
-        Value root = rb.Unary("sqrt", pivot_col);
+        Value pivot_real = rb.BroadcastInDim(rb.Reshape(pivot, {batch}), {batch, n, 1}, {0});
+        Value pivot_col = AsTypeOf(rb, pivot_real, t);
+        Value root = AsTypeOf(rb, rb.Unary("sqrt", pivot_real), t);
         Value zeros = rb.Constant(Literal::Float(0), t, {batch, n, 1});
         Value done = rb.Select(below, rb.Div(d, root), rb.Select(on_diag, root, zeros));
         Value old = rb.DynamicSlice(l, {z, z, j}, {batch, n, 1});
@@ -76,21 +90,25 @@ REGISTER_LOWERING("linalg.cholesky", [](Builder& b, const graph::Node& node, con
         return Values{j1, next_l, next_info, a};
       });
   Value l = state[1];
-  if (upper) l = b.Transpose(l, {0, 2, 1});
+  if (upper) l = Conj(b, b.Transpose(l, {0, 2, 1}));
   Shape batch_shape(shape.begin(), shape.end() - 2);
   return Values{b.Reshape(l, shape), b.Reshape(state[2], batch_shape)};
 });
 
-// attrs: 0 left, 1 lower, 2 unit diagonal, 3 transpose A (for complex A its
-// conjugate transpose, which is what the LU solvers' adjoint needs).
+const char* TransposeName(int64_t how, bool complex) {
+  if (how == 0) return "NO_TRANSPOSE";
+  return how == 2 && complex ? "ADJOINT" : "TRANSPOSE";
+}
+
+// attrs: 0 left, 1 lower, 2 unit diagonal, 3 how A applies: 0 as it is, 1
+// transposed, 2 conjugate-transposed (the same as 1 for real A).
 // inputs: A [..., n, n], B [..., n, k] (left) or [..., k, n] (right), the
 // same batch dims. result: X of B's shape.
 REGISTER_LOWERING("linalg.triangular_solve", [](Builder& b, const graph::Node& node, const Values& in) {
   auto flag = [](bool v) { return v ? "true" : "false"; };
   std::string attrs = std::string("{left_side = ") + flag(node.BoolAttr(0)) + ", lower = " + flag(node.BoolAttr(1)) +
                       ", unit_diagonal = " + flag(node.BoolAttr(2)) + ", transpose_a = #stablehlo<transpose " +
-                      (!node.BoolAttr(3) ? "NO_TRANSPOSE" : hlo::IsComplex(in[0].dtype()) ? "ADJOINT" : "TRANSPOSE") +
-                      ">}";
+                      TransposeName(node.IntAttr(3), hlo::IsComplex(in[0].dtype())) + ">}";
   return b.Op("stablehlo.triangular_solve", {in[0], in[1]}, {in[1].type}, attrs);
 });
 

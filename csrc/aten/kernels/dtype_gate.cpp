@@ -59,8 +59,11 @@ const std::unordered_set<std::string_view>& ComplexNative() {
       "trace", "nonzero", "eye",
       // linalg_eig.cpp: the eigensolver computes in (real, imaginary) parts
       "linalg_eig", "linalg_eig.out", "_linalg_eigvals", "linalg_eigvals.out",
-      // linalg_factor.cpp: LU (izamax's |re| + |im| pivots) and the solves on it
+      // linalg_factor.cpp: LU (izamax's |re| + |im| pivots) and the solves on it,
+      // Cholesky (zpotf2's real pivots), triangular solves (transposed or adjoint)
       "linalg_lu_factor_ex", "linalg_lu_solve", "_linalg_solve_ex", "linalg_inv_ex", "_linalg_det",
+      "linalg_cholesky_ex", "cholesky", "linalg_solve_triangular", "triangular_solve", "_cholesky_solve_helper",
+      "cholesky_inverse",
   };
   return ops;
 }

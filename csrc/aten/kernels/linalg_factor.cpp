@@ -20,7 +20,7 @@ namespace torchtpu::aten {
 namespace {
 
 std::tuple<at::Tensor, at::Tensor> CholeskyEx(const at::Tensor& self, bool upper, bool check_errors) {
-  CheckFloatMatrices(self, "linalg.cholesky", "cholesky_cpu");
+  CheckFloatOrComplexMatrices(self, "linalg.cholesky", "cholesky_cpu");
   CheckSquare(self, "linalg.cholesky");
   at::Tensor l, info;
   if (self.numel() == 0) {
@@ -53,11 +53,16 @@ at::Tensor& CholeskyOut(const at::Tensor& self, bool upper, at::Tensor& out) {
   return IntoOut(Cholesky(self, upper), out);
 }
 
+// op(A) in TriSolve: A, its transpose, or its conjugate transpose (the
+// transpose again for real A).
+enum class OpA : int64_t { kAsIs = 0, kTranspose = 1, kAdjoint = 2 };
+
 // X with op(A) X = B (left) or X op(A) = B (right), A triangular; A and B
 // already share their batch dimensions.
-at::Tensor TriSolve(const at::Tensor& a, const at::Tensor& b, bool left, bool lower, bool unit, bool transpose) {
+at::Tensor TriSolve(const at::Tensor& a, const at::Tensor& b, bool left, bool lower, bool unit, OpA op) {
   if (a.numel() == 0 || b.numel() == 0) return at::zeros(b.sizes(), b.options());
-  return OpCall("linalg.triangular_solve").Attr(left).Attr(lower).Attr(unit).Attr(transpose).In(a).In(b).Run1();
+  return OpCall("linalg.triangular_solve").Attr(left).Attr(lower).Attr(unit).Attr(static_cast<int64_t>(op))
+      .In(a).In(b).Run1();
 }
 
 // The batch dimensions of A and B broadcast, as linalg's solvers do.
@@ -73,7 +78,7 @@ std::pair<at::Tensor, at::Tensor> BroadcastBatches(const at::Tensor& a, const at
 }
 
 at::Tensor SolveTriangular(const at::Tensor& a, const at::Tensor& b, bool upper, bool left, bool unitriangular) {
-  CheckFloatMatrices(a, "linalg.solve_triangular", "triangular_solve_cpu");
+  CheckFloatOrComplexMatrices(a, "linalg.solve_triangular", "triangular_solve_cpu");
   TORCH_CHECK(b.dim() >= 2, "linalg.solve_triangular: The input tensor B must have at least 2 dimensions.");
   CheckSquare(a, "linalg.solve_triangular");
   TORCH_CHECK(left ? a.size(-1) == b.size(-2) : a.size(-1) == b.size(-1),
@@ -81,7 +86,7 @@ at::Tensor SolveTriangular(const at::Tensor& a, const at::Tensor& b, bool upper,
               left ? "AX = B" : "XA = B", " (", a.size(-2), "x", a.size(-1), " and ", b.size(-2), "x", b.size(-1), ")");
   const c10::ScalarType t = at::result_type(a, b);
   auto [ab, bb] = BroadcastBatches(a.to(t), b.to(t));
-  return TriSolve(ab, bb, left, !upper, unitriangular, false);
+  return TriSolve(ab, bb, left, !upper, unitriangular, OpA::kAsIs);
 }
 
 at::Tensor& SolveTriangularOut(const at::Tensor& a, const at::Tensor& b, bool upper, bool left, bool unitriangular,
@@ -97,12 +102,12 @@ std::tuple<at::Tensor, at::Tensor> TriangularSolve(const at::Tensor& self, const
               self.dim(), " dimensions instead");
   TORCH_CHECK(a.dim() >= 2, "torch.triangular_solve: Expected A to have at least 2 dimensions, but it has ", a.dim(),
               " dimensions instead");
-  CheckFloatMatrices(a, "torch.triangular_solve", "triangular_solve_cpu");
+  CheckFloatOrComplexMatrices(a, "torch.triangular_solve", "triangular_solve_cpu");
   CheckSquare(a, "torch.triangular_solve");
   TORCH_CHECK(a.size(-1) == self.size(-2), "Incompatible matrix sizes for triangular_solve: each A matrix is ",
               a.size(-2), " by ", a.size(-1), " but each b matrix is ", self.size(-2), " by ", self.size(-1));
   auto [ab, bb] = BroadcastBatches(a, self.to(a.scalar_type()));
-  return {TriSolve(ab, bb, true, !upper, unitriangular, transpose), ab.clone()};
+  return {TriSolve(ab, bb, true, !upper, unitriangular, transpose ? OpA::kTranspose : OpA::kAsIs), ab.clone()};
 }
 
 std::tuple<at::Tensor&, at::Tensor&> TriangularSolveOut(const at::Tensor& self, const at::Tensor& a, bool upper,
@@ -112,15 +117,15 @@ std::tuple<at::Tensor&, at::Tensor&> TriangularSolveOut(const at::Tensor& self, 
   return {IntoOut(rx, x), IntoOut(rm, m)};
 }
 
-// A = L L^T: solve L Y = B, then L^T X = Y (upper: U^T Y = B, U X = Y).
+// A = L L^H: solve L Y = B, then L^H X = Y (upper: U^H Y = B, U X = Y).
 // cholesky_solve has already broadcast the batches.
 at::Tensor CholeskySolveHelper(const at::Tensor& self, const at::Tensor& a, bool upper) {
-  at::Tensor y = TriSolve(a, self, true, !upper, false, upper);
-  return TriSolve(a, y, true, !upper, false, !upper);
+  at::Tensor y = TriSolve(a, self, true, !upper, false, upper ? OpA::kAdjoint : OpA::kAsIs);
+  return TriSolve(a, y, true, !upper, false, upper ? OpA::kAsIs : OpA::kAdjoint);
 }
 
 at::Tensor CholeskyInverse(const at::Tensor& l, bool upper) {
-  CheckFloatMatrices(l, "cholesky_inverse", "cholesky_inverse_out_cpu");
+  CheckFloatOrComplexMatrices(l, "cholesky_inverse", "cholesky_inverse_out_cpu");
   CheckSquare(l, "cholesky_inverse");
   at::Tensor eye = at::eye(l.size(-1), l.options()).expand(l.sizes());
   return CholeskySolveHelper(eye, l, upper);
@@ -189,13 +194,13 @@ at::Tensor LuSolve(const at::Tensor& lu, const at::Tensor& pivots, const at::Ten
   std::vector<int64_t> pshape(lub.sizes().begin(), lub.sizes().end() - 1);
   at::Tensor perm = Permutation(pivots.expand(pshape), lu.size(-1));
   if (!adjoint) {  // A = P L U: X = U^-1 L^-1 P^T B
-    at::Tensor y = TriSolve(lub, TakeRows(bb, perm), true, true, true, false);
-    return TriSolve(lub, y, true, false, false, false);
+    at::Tensor y = TriSolve(lub, TakeRows(bb, perm), true, true, true, OpA::kAsIs);
+    return TriSolve(lub, y, true, false, false, OpA::kAsIs);
   }
   // A^H = U^H L^H P^T: X = P L^-H U^-H B (the conjugate transposes are
   // plain ones for real A).
-  at::Tensor y = TriSolve(lub, bb, true, false, false, true);
-  at::Tensor z = TriSolve(lub, y, true, true, true, true);
+  at::Tensor y = TriSolve(lub, bb, true, false, false, OpA::kAdjoint);
+  at::Tensor z = TriSolve(lub, y, true, true, true, OpA::kAdjoint);
   return TakeRows(z, perm.argsort(/*stable=*/false, /*dim=*/-1, /*descending=*/false));
 }
 
