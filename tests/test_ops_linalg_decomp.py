@@ -1,6 +1,6 @@
 """QR, the symmetric eigendecomposition and the SVD on tpu against the CPU
 (LAPACK), and what PyTorch builds on them: geqrf, householder_product,
-ormqr, linalg.qr in each mode, eigh/eigvalsh, svd/svdvals in both
+ormqr, linalg.qr in each mode (real and complex), eigh/eigvalsh, svd/svdvals in both
 full_matrices forms, pinv, matrix_rank, cond, the nuclear and spectral
 norms; rectangular, batched, non-contiguous, rank-deficient, zero and empty
 inputs; NaN input raising as on the CPU; gradients.
@@ -47,6 +47,28 @@ def test_qr_family(dtype, shape):
             compare(lambda v, t, c: torch.ormqr(v, t, c, left=left, transpose=transpose), f, tau, other)
         right = make((*shape[:-2], 3, shape[-2]), dtype, seed=3)
         compare(lambda v, t, c: torch.ormqr(v, t, c, left=False, transpose=True), f, tau, right)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+@pytest.mark.parametrize("shape", [(4, 4), (6, 3), (3, 6), (2, 5, 4)])
+def test_complex_qr_family(dtype, shape):
+    """Complex QR with zgeqr2/zlarfg's conventions (real beta on R's
+    diagonal, complex tau), so Q and R are the CPU's as they are."""
+    real = dtype.to_real()
+    a = torch.complex(make(shape, real, seed=1), make(shape, real, seed=2))
+    complex_tol = {dtype: (1e-5, 1e-5) if dtype == torch.complex64 else (1e-9, 1e-9)}
+    compare(torch.geqrf, a, dtype_tol=complex_tol)
+    for mode in ("reduced", "complete", "r"):
+        compare(lambda t: torch.linalg.qr(t, mode=mode), a, dtype_tol=complex_tol)
+    compare(torch.linalg.qr, NonContig(a), dtype_tol=complex_tol)
+    compare(torch.linalg.qr, torch.complex(a.real, torch.zeros_like(a.real)), dtype_tol=complex_tol)  # real values
+    if shape[-2] >= shape[-1]:
+        f, tau = torch.geqrf(a)
+        compare(torch.linalg.householder_product, f, tau, dtype_tol=complex_tol)
+        other = torch.complex(make((*shape[:-2], shape[-2], 2), real, seed=3), make((*shape[:-2], shape[-2], 2), real,
+                                                                                     seed=4))
+        for transpose in (False, True):  # transpose: Q's conjugate transpose
+            compare(lambda v, t, c: torch.ormqr(v, t, c, transpose=transpose), f, tau, other, dtype_tol=complex_tol)
 
 
 def test_qr_special_inputs():

@@ -48,17 +48,20 @@ Value Reflector(Builder& b, Value a, Value j) {
   return b.Select(b.Cmp(rows, jb, Compare::kGT), col, b.Select(b.Cmp(rows, jb, Compare::kEQ), one, zero));
 }
 
-// x - tau v (v^T x) for x [batch, m, c], v [batch, m], tau [batch]: the
-// reflector H = I - tau v v^T applied from the left.
+// x - tau v (v^H x) for x [batch, m, c], v [batch, m], tau [batch]: the
+// reflector H = I - tau v v^H applied from the left.
 Value ApplyReflector(Builder& b, Value x, Value v, Value tau) {
   const Shape s = x.shape();
-  Value w = b.DotGeneral(v, x, {0}, {0}, {1}, {1});  // [batch, c]
+  Value w = b.DotGeneral(Conj(b, v), x, {0}, {0}, {1}, {1});  // [batch, c]
   Value tv = b.Mul(v, b.BroadcastInDim(tau, {s[0], s[1]}, {0}));
   return b.Sub(x, b.Mul(b.BroadcastInDim(tv, s, {0, 1}), b.BroadcastInDim(w, s, {0, 2})));
 }
 
 // geqr2: A [batch, m, n] -> (R above the diagonal and the reflectors below,
-// tau [batch, min(m, n)]).
+// tau [batch, min(m, n)]). Complex A follows zgeqr2/zlarfg: beta is real,
+// tau = ((beta - Re alpha) - i Im alpha) / beta, the reflection is skipped
+// only when both the part below the diagonal and Im alpha are 0, and the
+// trailing columns take H^H (conj(tau)).
 Values Geqrf(Builder& b, Value a) {
   const Shape s = a.shape();
   const int64_t batch = s[0], m = s[1], n = s[2], k = std::min(m, n);
@@ -77,16 +80,25 @@ Values Geqrf(Builder& b, Value a) {
         Value below = rb.Cmp(rows, jb, Compare::kGT);
         Value alpha = SumRows(rb, rb.Select(rb.Cmp(rows, jb, Compare::kEQ), col, zero_v));  // [batch]
         Value below_col = rb.Select(below, col, zero_v);
-        Value xnorm2 = SumRows(rb, rb.Mul(below_col, below_col));
+        Value xnorm2 = SumRows(rb, AbsSquared(rb, below_col));  // real
+        Value alpha_re = rb.Real(alpha), alpha_im = rb.Imag(alpha);
+        Value rzero = rb.Full(Literal::Float(0), alpha_re), rone = rb.Full(Literal::Float(1), alpha_re);
         Value zero = rb.Constant(Literal::Float(0), t, {batch});
         Value one = rb.Constant(Literal::Float(1), t, {batch});
-        // dlarfg: no reflection when the part below the diagonal is 0.
-        Value reflect = rb.Cmp(xnorm2, zero, Compare::kNE);
-        Value norm = rb.Unary("sqrt", rb.Add(rb.Mul(alpha, alpha), xnorm2));
-        Value sign = rb.Select(rb.Cmp(alpha, zero, Compare::kLT), rb.Unary("negate", one), one);
-        Value beta = rb.Select(reflect, rb.Mul(rb.Unary("negate", sign), norm), alpha);
-        Value tau = rb.Select(reflect, rb.Div(rb.Sub(beta, alpha), beta), zero);
-        Value scale = rb.Select(reflect, rb.Div(one, rb.Sub(alpha, beta)), zero);
+        // dlarfg/zlarfg: no reflection when the part below the diagonal and
+        // alpha's imaginary part are 0.
+        Value reflect = Or(rb, rb.Cmp(xnorm2, rzero, Compare::kNE), rb.Cmp(alpha_im, rzero, Compare::kNE));
+        Value norm = rb.Unary("sqrt", rb.Add(AbsSquared(rb, alpha), xnorm2));
+        Value sign = rb.Select(rb.Cmp(alpha_re, rzero, Compare::kLT), rb.Unary("negate", rone), rone);
+        Value beta_re = rb.Mul(rb.Unary("negate", sign), norm);  // real
+        Value safe_beta = rb.Select(reflect, beta_re, rone);
+        Value tau_re = rb.Div(rb.Sub(beta_re, alpha_re), safe_beta);
+        Value tau_c = hlo::IsComplex(t) ? rb.MakeComplex(tau_re, rb.Div(rb.Unary("negate", alpha_im), safe_beta))
+                                        : tau_re;
+        Value beta_c = hlo::IsComplex(t) ? rb.MakeComplex(beta_re, rzero) : beta_re;
+        Value beta = rb.Select(reflect, beta_c, alpha);
+        Value tau = rb.Select(reflect, tau_c, zero);
+        Value scale = rb.Select(reflect, rb.Div(one, rb.Sub(alpha, beta_c)), zero);
         Value vcol = rb.Mul(below_col, rb.BroadcastInDim(scale, v, {0}));
         // The column: rows above j kept, beta on the diagonal, v below.
         Value new_col = rb.Select(below, vcol, rb.Select(rb.Cmp(rows, jb, Compare::kEQ),
@@ -94,7 +106,7 @@ Values Geqrf(Builder& b, Value a) {
         // The trailing columns take H from the left.
         Value one_at_j = rb.Select(rb.Cmp(rows, jb, Compare::kEQ), rb.Constant(Literal::Float(1), t, v), zero_v);
         Value hv = rb.Select(below, vcol, one_at_j);
-        Value applied = ApplyReflector(rb, a, hv, tau);
+        Value applied = ApplyReflector(rb, a, hv, Conj(rb, tau));  // H^H
         const Shape mat{batch, m, n};
         Value right = rb.Cmp(rb.Iota(TensorType{DType::kI64, mat}, 2), rb.BroadcastInDim(j, mat, {}), Compare::kGT);
         a = rb.Select(right, applied, a);

@@ -9,6 +9,7 @@
 // element stops at its own failure.
 #include "graph/lowering.h"
 #include "lower/lower_util.h"
+#include "lower/matrix_util.h"
 
 namespace torchtpu::lower {
 namespace {
@@ -18,11 +19,6 @@ using hlo::Shape;
 using hlo::TensorType;
 
 Value I64Splat(Builder& b, int64_t v, const Shape& shape) { return b.Constant(Literal::Int(v), DType::kI64, shape); }
-
-// The complex conjugate of x (x itself when real).
-Value Conj(Builder& b, Value x) {
-  return hlo::IsComplex(x.dtype()) ? b.MakeComplex(b.Real(x), b.Unary("negate", b.Imag(x))) : x;
-}
 
 // A real value as x's dtype (complex: with a zero imaginary part).
 Value AsTypeOf(Builder& b, Value real, DType t) {

@@ -39,6 +39,16 @@ Value Eye(Builder& b, DType t, int64_t batch, int64_t rows, int64_t cols) {
   return b.Select(eq, b.Constant(Literal::Float(1), t, s), b.Constant(Literal::Float(0), t, s));
 }
 
+Value Conj(Builder& b, Value x) {
+  return hlo::IsComplex(x.dtype()) ? b.MakeComplex(b.Real(x), b.Unary("negate", b.Imag(x))) : x;
+}
+
+Value AbsSquared(Builder& b, Value x) {
+  if (!hlo::IsComplex(x.dtype())) return b.Mul(x, x);
+  Value re = b.Real(x), im = b.Imag(x);
+  return b.Add(b.Mul(re, re), b.Mul(im, im));
+}
+
 int64_t Batch(const Value& x) {
   const Shape s = x.shape();
   return x.type.numel() / std::max<int64_t>(s[s.size() - 2] * s[s.size() - 1], 1);

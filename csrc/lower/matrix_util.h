@@ -1,5 +1,5 @@
 // Helpers of the matrix decompositions (lower/linalg_decomp.cpp,
-// lower/linalg_eig.cpp), which work on batches of matrices flattened to
+// lower/linalg_eig.cpp, lower/linalg_factor.cpp), which work on batches of matrices flattened to
 // [batch, rows, cols]: lines read and written with dynamic slices, the
 // identity, shapes with a new trailing matrix or vector. Torch-free.
 #pragma once
@@ -19,6 +19,10 @@ Value SetLine(Builder& b, Value x, Axis axis, Value line, Value i);
 
 // The identity's first `cols` columns, [batch, rows, cols].
 Value Eye(Builder& b, DType t, int64_t batch, int64_t rows, int64_t cols);
+
+// The complex conjugate of x (x itself when real), and |x|^2 as a real value.
+Value Conj(Builder& b, Value x);
+Value AbsSquared(Builder& b, Value x);
 
 // The number of matrices in x [..., r, c].
 int64_t Batch(const Value& x);

@@ -64,6 +64,8 @@ const std::unordered_set<std::string_view>& ComplexNative() {
       "linalg_lu_factor_ex", "linalg_lu_solve", "_linalg_solve_ex", "linalg_inv_ex", "_linalg_det",
       "linalg_cholesky_ex", "cholesky", "linalg_solve_triangular", "triangular_solve", "_cholesky_solve_helper",
       "cholesky_inverse",
+      // linalg_decomp.cpp: Householder QR with zgeqr2's conventions
+      "geqrf", "linalg_householder_product", "ormqr", "linalg_qr",
   };
   return ops;
 }

@@ -3,8 +3,9 @@
 // linalg_qr; _linalg_eigh (eigh, eigvalsh, and through them pinv and
 // matrix_rank of Hermitian input); _linalg_svd (svd, svdvals, pinv,
 // matrix_rank, cond, the nuclear and spectral norms). float32 and float64,
-// as the CPU kernels. Eigen- and singular vectors are correct up to the
-// sign of each vector, which LAPACK does not fix either.
+// as the CPU kernels, and complex64/complex128 for the QR family. Eigen- and
+// singular vectors are correct up to the sign of each vector, which LAPACK
+// does not fix either.
 #include <ATen/ATen.h>
 
 #include <limits>
@@ -30,7 +31,7 @@ at::Tensor EyeBatch(const at::Tensor& like, int64_t rows, int64_t cols) {
 
 std::tuple<at::Tensor, at::Tensor> Geqrf(const at::Tensor& self) {
   TORCH_CHECK(self.dim() >= 2, "torch.geqrf: input must have at least 2 dimensions.");
-  CheckFloatMatrices(self, "torch.geqrf", "geqrf_cpu");
+  CheckFloatOrComplexMatrices(self, "torch.geqrf", "geqrf_cpu");
   const int64_t k = std::min(self.size(-2), self.size(-1));
   if (self.numel() == 0) return {self.clone(), at::zeros(BatchWith(self, {k}), self.options())};
   auto out = OpCall("linalg.geqrf").In(self).Run();
@@ -56,7 +57,7 @@ void CheckReflectors(const at::Tensor& input, const at::Tensor& tau, const char*
               "but input has dtype ", input.scalar_type(), " and tau has dtype ", tau.scalar_type());
   TORCH_CHECK(input.sizes().slice(0, input.dim() - 2).equals(tau.sizes().slice(0, tau.dim() - 1)), op,
               ": Expected batch dimensions of tau to be equal to input.shape[:-2], but got ", tau.sizes());
-  CheckFloatMatrices(input, op, kernel);
+  CheckFloatOrComplexMatrices(input, op, kernel);
 }
 
 at::Tensor HouseholderProduct(const at::Tensor& input, const at::Tensor& tau) {
@@ -83,7 +84,7 @@ at::Tensor Ormqr(const at::Tensor& input, const at::Tensor& tau, const at::Tenso
   TORCH_CHECK(other.scalar_type() == input.scalar_type(), "torch.ormqr: Expected input and other to have the same ",
               "dtype, but input has dtype ", input.scalar_type(), " and other has dtype ", other.scalar_type());
   at::Tensor q = Reflectors(input, tau, order);
-  if (transpose) q = q.mT();
+  if (transpose) q = q.mH();  // the conjugate transpose, as the CPU's (the transpose for real Q)
   return left ? at::matmul(q, other) : at::matmul(other, q);
 }
 
@@ -97,7 +98,7 @@ std::tuple<at::Tensor, at::Tensor> Qr(const at::Tensor& a, c10::string_view mode
   const bool reduced = mode == "reduced", complete = mode == "complete", r_only = mode == "r";
   TORCH_CHECK(reduced || complete || r_only, "qr received unrecognized mode '", mode,
               "' but expected one of 'reduced' (default), 'r', or 'complete'");
-  CheckFloatMatrices(a, "linalg.qr", "geqrf_cpu");
+  CheckFloatOrComplexMatrices(a, "linalg.qr", "geqrf_cpu");
   const int64_t m = a.size(-2), n = a.size(-1), k = std::min(m, n);
   auto [factored, tau] = Geqrf(a);
   at::Tensor r = (complete ? factored : factored.narrow(-2, 0, k)).triu();
