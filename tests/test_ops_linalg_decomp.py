@@ -112,6 +112,28 @@ def test_eigh(dtype):
     compare(torch.linalg.eigh, torch.ones(1, 1, dtype=dtype))
 
 
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_hermitian_eigh(dtype):
+    """Hermitian eigh by complex Jacobi: the eigenvalues (real) as the CPU's;
+    each eigenvector is unique up to a unit complex factor, so it is turned
+    to the CPU's phase before comparing, and V diag(w) V^H rebuilds A."""
+    real = dtype.to_real()
+    m = torch.complex(make((3, 5, 5), real, seed=6), make((3, 5, 5), real, seed=7))
+    herm = m + m.mH
+    t = tol(real)
+    for uplo in ("L", "U"):
+        w_cpu, v_cpu = torch.linalg.eigh(m, UPLO=uplo)  # only the named triangle is read
+        w, v = (x.cpu() for x in torch.linalg.eigh(m.to(DEVICE), UPLO=uplo))
+        assert w.dtype == real and v.dtype == dtype
+        torch.testing.assert_close(w, w_cpu, **t)
+        dots = (v.conj() * v_cpu).sum(-2, keepdim=True)
+        torch.testing.assert_close(v * dots / dots.abs(), v_cpu, **t)
+    w, v = (x.cpu() for x in torch.linalg.eigh(herm.to(DEVICE)))
+    torch.testing.assert_close(v @ torch.diag_embed(w).to(dtype) @ v.mH, herm, **t)
+    compare(torch.linalg.eigvalsh, NonContig(herm), dtype_tol=(t["rtol"], t["atol"]))
+    compare(torch.linalg.eigvalsh, torch.zeros(2, 0, 0, dtype=dtype))
+
+
 def check_svd(a, full_matrices):
     u_cpu, s_cpu, vh_cpu = torch.linalg.svd(a, full_matrices=full_matrices)
     u, s, vh = (t.cpu() for t in torch.linalg.svd(a.to(DEVICE), full_matrices=full_matrices))

@@ -209,10 +209,14 @@ Value SweepDone(Builder& b, Value step, int64_t pairs) {
 }
 
 // Two lines p, q of x [batch, r, c] along `axis` rotated: (c x_p - s x_q,
-// s x_p + c x_q).
+// s x_p + c x_q), for real c, s [batch] (x may be complex).
 Value Rotate(Builder& b, Value x, Axis axis, Value p, Value q, Value c, Value s) {
   Value xp = Line(b, x, axis, p), xq = Line(b, x, axis, q);
   const Shape line = xp.shape();
+  if (hlo::IsComplex(x.dtype())) {
+    c = b.MakeComplex(c, b.Full(Literal::Float(0), c));
+    s = b.MakeComplex(s, b.Full(Literal::Float(0), s));
+  }
   Value cb = b.BroadcastInDim(c, line, {0}), sb = b.BroadcastInDim(s, line, {0});
   x = SetLine(b, x, axis, b.Sub(b.Mul(cb, xp), b.Mul(sb, xq)), p);
   return SetLine(b, x, axis, b.Add(b.Mul(sb, xp), b.Mul(cb, xq)), q);
@@ -281,9 +285,18 @@ Values SortColumns(Builder& b, Value keys, const Values& mats, bool descending) 
   return out;
 }
 
-// attrs: 0 upper, 1 compute eigenvectors. input: A [..., n, n] (f32/f64),
-// read from one triangle. results: eigenvalues [..., n] ascending, and the
-// eigenvectors [..., n, n] as columns (when asked).
+// Line q of x [batch, r, c] along `axis` times w [batch].
+Value ScaleLine(Builder& b, Value x, Axis axis, Value q, Value w) {
+  Value xq = Line(b, x, axis, q);
+  return SetLine(b, x, axis, b.Mul(xq, b.BroadcastInDim(w, xq.shape(), {0})), q);
+}
+
+// attrs: 0 upper, 1 compute eigenvectors. input: A [..., n, n] (f32/f64,
+// or c64/c128 Hermitian), read from one triangle. results: eigenvalues
+// [..., n] ascending (real), and the eigenvectors [..., n, n] as columns
+// (when asked). A complex pair (p, q) first turns a_pq real with the phase
+// w = conj(a_pq) / |a_pq| on line q (D = diag(.., w, ..): D^H A D), then
+// takes the real rotation of [[a_pp, |a_pq|], [|a_pq|, a_qq]].
 REGISTER_LOWERING("linalg.eigh", [](Builder& b, const graph::Node& node, const Values& in) {
   const bool upper = node.BoolAttr(0), vectors = node.BoolAttr(1);
   const Shape shape = in[0].shape();
@@ -294,25 +307,46 @@ REGISTER_LOWERING("linalg.eigh", [](Builder& b, const graph::Node& node, const V
   // The symmetric matrix the chosen triangle describes.
   Value rows = b.Iota(TensorType{DType::kI64, mat}, 1), cols = b.Iota(TensorType{DType::kI64, mat}, 2);
   Value tri = b.Cmp(rows, cols, upper ? Compare::kLE : Compare::kGE);
-  Value at = b.Transpose(a, {0, 2, 1});
+  Value at = Conj(b, b.Transpose(a, {0, 2, 1}));
   a = b.Select(tri, a, at);
-  const double eps = Epsilon(t);
+  const bool complex = hlo::IsComplex(t);
+  const DType real = complex ? hlo::ComplexPart(t) : t;
+  Value on_diag = b.Cmp(rows, cols, Compare::kEQ);
+  if (complex) {  // LAPACK reads only the real part of the diagonal
+    a = b.Select(on_diag, b.MakeComplex(b.Real(a), b.Constant(Literal::Float(0), real, mat)), a);
+  }
+  const double eps = Epsilon(real);
   Values init{a};
   if (vectors) init.push_back(Eye(b, t, batch, n, n));
-  Values r = JacobiSweeps(b, n, init, [batch, eps, vectors](Builder& rb, const Values& x, Value p, Value q) {
-    Value a = x[0];
+  Values r = JacobiSweeps(b, n, init, [batch, eps, vectors, complex](Builder& rb, const Values& x, Value p, Value q) {
+    Value a = x[0], v = vectors ? x[1] : Value{};
     Value z = I64(rb, 0);
     auto at = [&](Value i, Value j) { return rb.Reshape(rb.DynamicSlice(a, {z, i, j}, {batch, 1, 1}), {batch}); };
-    auto [c, s, rotate] = Rotation(rb, at(p, p), at(q, q), at(p, q), eps);
+    Value apq = at(p, q), app = at(p, p), aqq = at(q, q);
+    if (complex) {
+      Value mag = rb.Unary("sqrt", AbsSquared(rb, apq));
+      auto [c, s, rotate] = Rotation(rb, rb.Real(app), rb.Real(aqq), mag, eps);
+      Value zero = rb.Full(Literal::Float(0), mag), one = rb.Full(Literal::Float(1), mag);
+      Value safe = rb.Select(rotate, mag, one);
+      Value w = rb.MakeComplex(rb.Select(rotate, rb.Div(rb.Real(apq), safe), one),
+                               rb.Select(rotate, rb.Div(rb.Unary("negate", rb.Imag(apq)), safe), zero));
+      a = ScaleLine(rb, ScaleLine(rb, a, kColumnAxis, q, w), kRowAxis, q, Conj(rb, w));
+      a = Rotate(rb, Rotate(rb, a, kColumnAxis, p, q, c, s), kRowAxis, p, q, c, s);
+      Values next{a};
+      if (vectors) next.push_back(Rotate(rb, ScaleLine(rb, v, kColumnAxis, q, w), kColumnAxis, p, q, c, s));
+      next.push_back(AnyOf(rb, rotate));
+      return next;
+    }
+    auto [c, s, rotate] = Rotation(rb, app, aqq, apq, eps);
     // A <- J^T A J with J the rotation in the (p, q) plane.
     a = Rotate(rb, Rotate(rb, a, kColumnAxis, p, q, c, s), kRowAxis, p, q, c, s);
     Values next{a};
-    if (vectors) next.push_back(Rotate(rb, x[1], kColumnAxis, p, q, c, s));
+    if (vectors) next.push_back(Rotate(rb, v, kColumnAxis, p, q, c, s));
     next.push_back(AnyOf(rb, rotate));
     return next;
   });
-  Value diag = ReduceWith(b, b.Select(b.Cmp(rows, cols, Compare::kEQ), r[0], b.Constant(Literal::Float(0), t, mat)),
-                          {2}, "add", Literal::Float(0));
+  Value diag = ReduceWith(b, b.Select(on_diag, b.Real(r[0]), b.Constant(Literal::Float(0), real, mat)), {2}, "add",
+                          Literal::Float(0));
   Values mats;
   if (vectors) mats.push_back(r[1]);
   Values sorted = SortColumns(b, diag, mats, /*descending=*/false);

@@ -3,7 +3,7 @@
 // linalg_qr; _linalg_eigh (eigh, eigvalsh, and through them pinv and
 // matrix_rank of Hermitian input); _linalg_svd (svd, svdvals, pinv,
 // matrix_rank, cond, the nuclear and spectral norms). float32 and float64,
-// as the CPU kernels, and complex64/complex128 for the QR family. Eigen- and
+// as the CPU kernels, and complex64/complex128 for QR and eigh. Eigen- and
 // singular vectors are correct up to the sign of each vector, which LAPACK
 // does not fix either.
 #include <ATen/ATen.h>
@@ -112,13 +112,14 @@ std::tuple<at::Tensor&, at::Tensor&> QrOut(const at::Tensor& a, c10::string_view
 }
 
 std::tuple<at::Tensor, at::Tensor> Eigh(const at::Tensor& a, c10::string_view uplo, bool compute_v) {
-  CheckFloatMatrices(a, "linalg.eigh", "linalg_eigh_cpu");
+  CheckFloatOrComplexMatrices(a, "linalg.eigh", "linalg_eigh_cpu");
   CheckSquare(a, "linalg.eigh");
   TORCH_CHECK(uplo == "L" || uplo == "U", "Expected UPLO argument to be 'L' or 'U', but got ", uplo);
   const int64_t n = a.size(-1);
   at::Tensor vectors_empty = at::empty({0}, a.options());
   if (a.numel() == 0) {
-    return {at::empty(BatchWith(a, {n}), a.options()), compute_v ? at::empty(a.sizes(), a.options()) : vectors_empty};
+    return {at::empty(BatchWith(a, {n}), a.options().dtype(c10::toRealValueType(a.scalar_type()))),
+            compute_v ? at::empty(a.sizes(), a.options()) : vectors_empty};
   }
   auto out = OpCall("linalg.eigh").Attr(uplo == "U").Attr(compute_v).In(a).Run();
   // LAPACK fails to converge on NaN, and PyTorch raises; the Jacobi sweeps
