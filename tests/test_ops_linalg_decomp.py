@@ -1,6 +1,6 @@
 """QR, the symmetric eigendecomposition and the SVD on tpu against the CPU
 (LAPACK), and what PyTorch builds on them: geqrf, householder_product,
-ormqr, linalg.qr in each mode (real and complex), eigh/eigvalsh, svd/svdvals in both
+ormqr, linalg.qr in each mode, eigh and the SVD (real and complex), eigh/eigvalsh, svd/svdvals in both
 full_matrices forms, pinv, matrix_rank, cond, the nuclear and spectral
 norms; rectangular, batched, non-contiguous, rank-deficient, zero and empty
 inputs; NaN input raising as on the CPU; gradients.
@@ -156,6 +156,35 @@ def test_svd(dtype, shape):
         check_svd(a, full)
     compare(torch.linalg.svdvals, NonContig(a))
     compare(lambda t: torch.svd(t, compute_uv=False).S, a)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+@pytest.mark.parametrize("shape", [(4, 4), (6, 3), (3, 6), (2, 5, 4)])
+def test_complex_svd_and_what_is_built_on_it(dtype, shape):
+    """Complex one-sided Jacobi: singular values (real) as the CPU's; U and
+    Vh unitary and rebuilding A (each singular pair is unique only up to a
+    unit complex factor); svdvals, pinv, matrix_rank, cond and the nuclear
+    and spectral norms against the CPU."""
+    real = dtype.to_real()
+    a = torch.complex(make(shape, real, seed=11), make(shape, real, seed=12))
+    t = tol(real)
+    pair = (t["rtol"], t["atol"])
+    for full in (False, True):
+        u_cpu, s_cpu, vh_cpu = torch.linalg.svd(a, full_matrices=full)
+        u, s, vh = (x.cpu() for x in torch.linalg.svd(a.to(DEVICE), full_matrices=full))
+        assert u.shape == u_cpu.shape and vh.shape == vh_cpu.shape and s.dtype == real
+        torch.testing.assert_close(s, s_cpu, **t)
+        k = s.shape[-1]
+        torch.testing.assert_close((u[..., :k] * s.to(dtype).unsqueeze(-2)) @ vh[..., :k, :], a, **t)
+        torch.testing.assert_close(u.mH @ u, torch.eye(u.shape[-1], dtype=dtype).expand_as(u.mH @ u), **t)
+        torch.testing.assert_close(vh @ vh.mH, torch.eye(vh.shape[-2], dtype=dtype).expand_as(vh @ vh.mH), **t)
+    compare(torch.linalg.svdvals, NonContig(a), dtype_tol=pair)
+    compare(torch.linalg.pinv, a, dtype_tol=pair)
+    compare(torch.linalg.matrix_rank, a)
+    compare(lambda x: torch.linalg.matrix_norm(x, ord="nuc"), a, dtype_tol=pair)
+    compare(lambda x: torch.linalg.matrix_norm(x, ord=2), a, dtype_tol=pair)
+    if shape[-1] == shape[-2]:
+        compare(torch.linalg.cond, a, dtype_tol=(1e-4, 1e-4) if dtype == torch.complex64 else pair)
 
 
 def test_svd_rank_deficient_zero_and_empty():

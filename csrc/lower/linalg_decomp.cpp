@@ -285,6 +285,15 @@ Values SortColumns(Builder& b, Value keys, const Values& mats, bool descending) 
   return out;
 }
 
+// The phase w [batch] that turns a complex coupling real, w gamma = |gamma|
+// = mag: conj(gamma) / mag where `apply`, else 1.
+Value RealizingPhase(Builder& b, Value gamma, Value mag, Value apply) {
+  Value zero = b.Full(Literal::Float(0), mag), one = b.Full(Literal::Float(1), mag);
+  Value safe = b.Select(apply, mag, one);
+  return b.MakeComplex(b.Select(apply, b.Div(b.Real(gamma), safe), one),
+                       b.Select(apply, b.Div(b.Unary("negate", b.Imag(gamma)), safe), zero));
+}
+
 // Line q of x [batch, r, c] along `axis` times w [batch].
 Value ScaleLine(Builder& b, Value x, Axis axis, Value q, Value w) {
   Value xq = Line(b, x, axis, q);
@@ -326,10 +335,7 @@ REGISTER_LOWERING("linalg.eigh", [](Builder& b, const graph::Node& node, const V
     if (complex) {
       Value mag = rb.Unary("sqrt", AbsSquared(rb, apq));
       auto [c, s, rotate] = Rotation(rb, rb.Real(app), rb.Real(aqq), mag, eps);
-      Value zero = rb.Full(Literal::Float(0), mag), one = rb.Full(Literal::Float(1), mag);
-      Value safe = rb.Select(rotate, mag, one);
-      Value w = rb.MakeComplex(rb.Select(rotate, rb.Div(rb.Real(apq), safe), one),
-                               rb.Select(rotate, rb.Div(rb.Unary("negate", rb.Imag(apq)), safe), zero));
+      Value w = RealizingPhase(rb, apq, mag, rotate);
       a = ScaleLine(rb, ScaleLine(rb, a, kColumnAxis, q, w), kRowAxis, q, Conj(rb, w));
       a = Rotate(rb, Rotate(rb, a, kColumnAxis, p, q, c, s), kRowAxis, p, q, c, s);
       Values next{a};
@@ -357,42 +363,55 @@ REGISTER_LOWERING("linalg.eigh", [](Builder& b, const graph::Node& node, const V
 
 // One-sided Jacobi on the columns of G [batch, m, n] (m >= n), V accumulated
 // when asked. Returns {G with orthogonal columns, V}.
+// Complex G: each pair's coupling g_p^H g_q is first turned real by a phase
+// on column q, as in eigh.
 Values OneSidedJacobi(Builder& b, Value g, bool vectors) {
   const Shape s = g.shape();
   const int64_t batch = s[0], n = s[2];
   const DType t = g.dtype();
-  const double eps = Epsilon(t);
+  const bool complex = hlo::IsComplex(t);
+  const double eps = Epsilon(complex ? hlo::ComplexPart(t) : t);
   Values init{g};
   if (vectors) init.push_back(Eye(b, t, batch, n, n));
-  return JacobiSweeps(b, n, init, [eps, vectors](Builder& rb, const Values& x, Value p, Value q) {
-    Value g = x[0];
+  return JacobiSweeps(b, n, init, [eps, vectors, complex](Builder& rb, const Values& x, Value p, Value q) {
+    Value g = x[0], v = vectors ? x[1] : Value{};
     Value gp = Column(rb, g, p), gq = Column(rb, g, q);
-    Value alpha = SumRows(rb, rb.Mul(gp, gp)), beta = SumRows(rb, rb.Mul(gq, gq));
-    Value gamma = SumRows(rb, rb.Mul(gp, gq));
-    auto [c, sn, rotate] = Rotation(rb, alpha, beta, gamma, eps);
+    Value alpha = SumRows(rb, AbsSquared(rb, gp)), beta = SumRows(rb, AbsSquared(rb, gq));
+    Value gamma = SumRows(rb, rb.Mul(Conj(rb, gp), gq));
+    Value coupling = complex ? rb.Unary("sqrt", AbsSquared(rb, gamma)) : gamma;
+    auto [c, sn, rotate] = Rotation(rb, alpha, beta, coupling, eps);
+    if (complex) {
+      Value w = RealizingPhase(rb, gamma, coupling, rotate);
+      g = ScaleLine(rb, g, kColumnAxis, q, w);
+      if (vectors) v = ScaleLine(rb, v, kColumnAxis, q, w);
+    }
     Values next{Rotate(rb, g, kColumnAxis, p, q, c, sn)};
-    if (vectors) next.push_back(Rotate(rb, x[1], kColumnAxis, p, q, c, sn));
+    if (vectors) next.push_back(Rotate(rb, v, kColumnAxis, p, q, c, sn));
     next.push_back(AnyOf(rb, rotate));
     return next;
   });
 }
 
-// attrs: 0 full_matrices, 1 compute_uv. input: A [..., m, n] (f32/f64).
-// results: S [..., k] descending, then (compute_uv) U [..., m, m or k] and
-// Vh [..., k or n, n].
+// attrs: 0 full_matrices, 1 compute_uv. input: A [..., m, n] (f32/f64,
+// c64/c128). results: S [..., k] descending (real), then (compute_uv) U
+// [..., m, m or k] and Vh [..., k or n, n].
 REGISTER_LOWERING("linalg.svd", [](Builder& b, const graph::Node& node, const Values& in) {
   const bool full = node.BoolAttr(0), uv = node.BoolAttr(1);
   const Shape shape = in[0].shape();
   const int64_t m = shape[shape.size() - 2], n = shape[shape.size() - 1], batch = Batch(in[0]);
   const DType t = in[0].dtype();
-  // Work on the tall one of A and A^T: A^T = U' S V'^T gives A = V' S U'^T.
+  const bool complex = hlo::IsComplex(t);
+  const DType real = complex ? hlo::ComplexPart(t) : t;
+  auto as_t = [&](Value r) { return complex ? b.MakeComplex(r, b.Full(Literal::Float(0), r)) : r; };
+  auto adjoint = [&](Value x) { return Conj(b, b.Transpose(x, {0, 2, 1})); };
+  // Work on the tall one of A and A^H: A^H = U' S V'^H gives A = V' S U'^H.
   const bool wide = m < n;
   const int64_t rows = wide ? n : m, k = wide ? m : n;
   Value g = b.Reshape(in[0], {batch, m, n});
-  if (wide) g = b.Transpose(g, {0, 2, 1});
+  if (wide) g = adjoint(g);
   Values j = OneSidedJacobi(b, g, uv);
   const Shape tall{batch, rows, k};
-  Value sigma = b.Unary("sqrt", ReduceWith(b, b.Mul(j[0], j[0]), {1}, "add", Literal::Float(0)));  // [batch, k]
+  Value sigma = b.Unary("sqrt", ReduceWith(b, AbsSquared(b, j[0]), {1}, "add", Literal::Float(0)));  // [batch, k]
   Values mats;
   if (uv) mats = {j[0], j[1]};
   Values sorted = SortColumns(b, sigma, mats, /*descending=*/true);
@@ -401,31 +420,32 @@ REGISTER_LOWERING("linalg.svd", [](Builder& b, const graph::Node& node, const Va
   // U's columns are G's over sigma. Zero singular values leave no column,
   // and full matrices want more: a QR of the columns completes an
   // orthonormal basis, and Q's columns are U's up to the sign of R's
-  // diagonal (QR of an orthonormal set), so that sign is put back.
+  // (real) diagonal (QR of an orthonormal set), so that sign is put back.
   Value s_wide = b.BroadcastInDim(sorted[0], tall, {0, 2});
+  Value real_zero = b.Constant(Literal::Float(0), real, tall);
   Value zero = b.Constant(Literal::Float(0), t, tall);
-  Value u = b.Select(b.Cmp(s_wide, zero, Compare::kGT), b.Div(sorted[1], s_wide), zero);
+  Value u = b.Select(b.Cmp(s_wide, real_zero, Compare::kGT), b.Div(sorted[1], as_t(s_wide)), zero);
   Values qr = Geqrf(b, u);
   const int64_t ucols = full ? rows : k;
   Value q = HouseholderProduct(b, qr[0], qr[1], ucols);
   const Shape diag_mask{batch, rows, k};
   Value diag = ReduceWith(b, b.Select(b.Cmp(b.Iota(TensorType{DType::kI64, diag_mask}, 1),
                                             b.Iota(TensorType{DType::kI64, diag_mask}, 2), Compare::kEQ),
-                                      qr[0], zero), {1}, "add", Literal::Float(0));  // R's diagonal [batch, k]
-  Value one = b.Constant(Literal::Float(1), t, {batch, k});
-  Value sign = b.Select(b.Cmp(diag, b.Constant(Literal::Float(0), t, {batch, k}), Compare::kLT),
+                                      b.Real(qr[0]), real_zero), {1}, "add", Literal::Float(0));  // [batch, k]
+  Value one = b.Constant(Literal::Float(1), real, {batch, k});
+  Value sign = b.Select(b.Cmp(diag, b.Constant(Literal::Float(0), real, {batch, k}), Compare::kLT),
                         b.Unary("negate", one), one);
-  if (ucols > k) sign = b.Pad(sign, b.Constant(Literal::Float(1), t, {}), {0, 0}, {0, ucols - k}, {0, 0});
-  q = b.Mul(q, b.BroadcastInDim(sign, {batch, rows, ucols}, {0, 2}));
+  if (ucols > k) sign = b.Pad(sign, b.Constant(Literal::Float(1), real, {}), {0, 0}, {0, ucols - k}, {0, 0});
+  q = b.Mul(q, as_t(b.BroadcastInDim(sign, {batch, rows, ucols}, {0, 2})));
   Value v = sorted[2];  // [batch, k, k]: V' (columns)
-  // A = U S Vh. Tall: U = q, Vh = V^T. Wide: U = V', Vh = q^T.
+  // A = U S Vh. Tall: U = q, Vh = V^H. Wide: U = V', Vh = q^H.
   Value u_out, vh_out;
   if (!wide) {
     u_out = b.Reshape(q, WithMatrix(shape, m, ucols));
-    vh_out = b.Reshape(b.Transpose(v, {0, 2, 1}), WithMatrix(shape, k, n));
+    vh_out = b.Reshape(adjoint(v), WithMatrix(shape, k, n));
   } else {
     u_out = b.Reshape(v, WithMatrix(shape, m, m));
-    vh_out = b.Reshape(b.Transpose(q, {0, 2, 1}), WithMatrix(shape, ucols, n));
+    vh_out = b.Reshape(adjoint(q), WithMatrix(shape, ucols, n));
   }
   out.push_back(u_out);
   out.push_back(vh_out);

@@ -66,8 +66,8 @@ const std::unordered_set<std::string_view>& ComplexNative() {
       "cholesky_inverse",
       // linalg_decomp.cpp: Householder QR with zgeqr2's conventions
       "geqrf", "linalg_householder_product", "ormqr", "linalg_qr",
-      // ... and Hermitian Jacobi (a phase, then a real rotation, per pair)
-      "_linalg_eigh",
+      // ... and Hermitian and one-sided Jacobi (a phase, then a real rotation, per pair)
+      "_linalg_eigh", "_linalg_svd",
   };
   return ops;
 }

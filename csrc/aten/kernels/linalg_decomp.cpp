@@ -3,9 +3,9 @@
 // linalg_qr; _linalg_eigh (eigh, eigvalsh, and through them pinv and
 // matrix_rank of Hermitian input); _linalg_svd (svd, svdvals, pinv,
 // matrix_rank, cond, the nuclear and spectral norms). float32 and float64,
-// as the CPU kernels, and complex64/complex128 for QR and eigh. Eigen- and
-// singular vectors are correct up to the sign of each vector, which LAPACK
-// does not fix either.
+// as the CPU kernels, and complex64/complex128 for QR, eigh and the SVD.
+// Eigen- and singular vectors are correct up to the sign (complex: the unit
+// factor) of each vector, which LAPACK does not fix either.
 #include <ATen/ATen.h>
 
 #include <limits>
@@ -139,14 +139,14 @@ std::tuple<at::Tensor&, at::Tensor&> EighOut(const at::Tensor& a, c10::string_vi
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> Svd(const at::Tensor& a, bool full_matrices, bool compute_uv,
                                                    std::optional<c10::string_view> driver) {
-  CheckFloatMatrices(a, "linalg.svd", "linalg_svd_cpu");
+  CheckFloatOrComplexMatrices(a, "linalg.svd", "linalg_svd_cpu");
   TORCH_CHECK(!driver.has_value(),
               "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend.");
   const int64_t m = a.size(-2), n = a.size(-1), k = std::min(m, n);
   const int64_t ucols = full_matrices ? m : k, vrows = full_matrices ? n : k;
   at::Tensor none = at::empty({0}, a.options());
   if (a.numel() == 0) {
-    at::Tensor s = at::empty(BatchWith(a, {k}), a.options());
+    at::Tensor s = at::empty(BatchWith(a, {k}), a.options().dtype(c10::toRealValueType(a.scalar_type())));
     if (!compute_uv) return {none, s, none};
     return {EyeBatch(a, m, ucols), s, EyeBatch(a, vrows, n)};
   }
