@@ -570,11 +570,12 @@ def write_markdown(path: str, summary: dict, results: list[Result], command: str
         "",
         "## Ops whose backward uses the CPU fallback",
         "",
-        "The forward is native; these ATen ops of the gradient are not.",
-        "",
-        "| op | ATen ops of the backward on the fallback |",
-        "|---|---|",
-        *(f"| `{o}` | {_backward_fallbacks(results, o)} |" for o in summary.get("backward_fallback_ops", [])),
+        *(["The forward is native; these ATen ops of the gradient are not.", "",
+           "| op | ATen ops of the backward on the fallback |", "|---|---|",
+           *(f"| `{o}` | {_backward_fallbacks(results, o)} |" for o in summary["backward_fallback_ops"])]
+          if summary.get("backward_fallback_ops") else
+          ["None: every float32 backward compared ran without the CPU fallback."
+           if "backward_fallback_ops" in summary else "Not measured by this run."]),
         "",
         "## Mismatches and errors",
         "",
