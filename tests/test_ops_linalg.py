@@ -224,6 +224,9 @@ def test_complex_cholesky_and_triangular_solves(dtype):
     for transpose in (False, True):
         compare(lambda y, t: torch.triangular_solve(y, t, upper=True, transpose=transpose), rhs, tri,
                 dtype_tol=COMPLEX_TOL)
+    # Operands with PyTorch's lazy conj bit (solve_triangular receives them as they are).
+    compare(lambda t, y: torch.linalg.solve_triangular(t.conj(), y.conj(), upper=True), tri, rhs,
+            dtype_tol=COMPLEX_TOL)
 
 
 def test_gradients_through_lu():

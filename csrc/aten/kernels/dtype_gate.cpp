@@ -63,12 +63,22 @@ const std::unordered_set<std::string_view>& ComplexNative() {
       // Cholesky (zpotf2's real pivots), triangular solves (transposed or adjoint)
       "linalg_lu_factor_ex", "linalg_lu_solve", "_linalg_solve_ex", "linalg_inv_ex", "_linalg_det",
       "linalg_cholesky_ex", "cholesky", "linalg_solve_triangular", "triangular_solve", "_cholesky_solve_helper",
-      "cholesky_inverse",
+      "cholesky_inverse", "_linalg_slogdet", "linalg_lu", "lu_unpack",
+      // reduce.cpp: the norm of |x|; linalg_composite.cpp: conj(x) . y and the
+      // cross product's products of components
+      "linalg_vector_norm", "vdot", "linalg_cross",
       // linalg_decomp.cpp: Householder QR with zgeqr2's conventions
       "geqrf", "linalg_householder_product", "ormqr", "linalg_qr",
       // ... and Hermitian and one-sided Jacobi (a phase, then a real rotation, per pair)
-      "_linalg_eigh", "_linalg_svd",
+      "_linalg_eigh", "_linalg_svd", "linalg_lstsq",
   };
+  return ops;
+}
+
+// Ops whose kernels take a complex64/complex128 `dtype` argument themselves
+// (vector_norm(x, dtype=torch.complex128): the norm of |x| in float64).
+const std::unordered_set<std::string_view>& ComplexDtypeArgNative() {
+  static const std::unordered_set<std::string_view> ops = {"linalg_vector_norm"};
   return ops;
 }
 
@@ -123,6 +133,7 @@ void ScanStack(GateScan& g, const c10::OperatorHandle& op, const torch::jit::Sta
 
 bool GateAllows(const std::string& op, const GateScan& g) {
   if (g.special_dtype_arg) return false;
+  if (g.complex_dtype_arg && !Listed(ComplexDtypeArgNative(), op)) return false;
   if (g.bare_unsigned && !Listed(UnsignedNative(), op)) return false;
   if (g.complex_half && !Listed(ComplexHalfNative(), op)) return false;
   if (g.complex && !Listed(ComplexNative(), op)) return false;

@@ -34,16 +34,21 @@ struct GateScan {
   bool complex = false;        // a complex tensor or scalar
   bool complex_half = false;   // a complex32 tensor (packed storage: data movement only)
   // A dtype argument naming one of them (sum(dtype=torch.uint32)): the
-  // kernels' own dtype handling is real-only, so such calls always fall back.
+  // kernels' own dtype handling is real-only, so such calls fall back (a
+  // complex one but for the few kernels listed as handling it).
   bool special_dtype_arg = false;
+  bool complex_dtype_arg = false;
   static bool Bare(c10::ScalarType t) { return t == c10::kUInt16 || t == c10::kUInt32 || t == c10::kUInt64; }
   void Add(c10::ScalarType t) {
     bare_unsigned |= Bare(t);
     complex |= c10::isComplexType(t);
     complex_half |= t == c10::kComplexHalf;
   }
-  void AddDtypeArg(c10::ScalarType t) { special_dtype_arg |= Bare(t) || c10::isComplexType(t); }
-  bool special() const { return bare_unsigned || complex || special_dtype_arg; }
+  void AddDtypeArg(c10::ScalarType t) {
+    special_dtype_arg |= Bare(t) || t == c10::kComplexHalf;
+    complex_dtype_arg |= c10::isComplexType(t) && t != c10::kComplexHalf;
+  }
+  bool special() const { return bare_unsigned || complex || special_dtype_arg || complex_dtype_arg; }
 };
 
 template <typename T>

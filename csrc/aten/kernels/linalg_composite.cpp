@@ -27,14 +27,20 @@ void CheckVdot(const at::Tensor& self, const at::Tensor& other) {
   TORCH_CHECK(self.scalar_type() == other.scalar_type(), "dot : expected both vectors to have same dtype, but found ",
               self.scalar_type(), " and ", other.scalar_type());
 }
-// Real tensors only (complex ones are not supported on tpu), where vdot is dot.
+// conj(self) . other: dot itself for real tensors. vdot is a fallthrough of
+// PyTorch's Conjugate key (as mm and dot, linalg.cpp): an operand may carry
+// the lazy conj bit, which is resolved first.
+at::Tensor Conjugated(const at::Tensor& t) {
+  return t.is_complex() ? t.resolve_conj().conj_physical() : t;
+}
+
 at::Tensor Vdot(const at::Tensor& self, const at::Tensor& other) {
   CheckVdot(self, other);
-  return at::dot(self, other);
+  return at::dot(Conjugated(self), other.resolve_conj());
 }
 at::Tensor& VdotOut(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
   CheckVdot(self, other);
-  return at::dot_out(out, self, other);
+  return at::dot_out(out, Conjugated(self), other.resolve_conj());
 }
 
 // sum_b batch1[b] @ batch2[b] = [batch1_0 | batch1_1 | ...] @ [batch2_0; batch2_1; ...]:

@@ -190,26 +190,28 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> LstsqOut(
   const std::string driver = driver_arg.has_value() ? std::string(*driver_arg) : "gelsy";
   TORCH_CHECK(driver == "gels" || driver == "gelsy" || driver == "gelsd" || driver == "gelss",
               "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
-  CheckFloatMatrices(self, "torch.linalg.lstsq", "linalg_lstsq_cpu");
+  CheckFloatOrComplexMatrices(self, "torch.linalg.lstsq", "linalg_lstsq_cpu");
   const int64_t m = self.size(-2), n = self.size(-1);
   // The SVD is of A's own batch (rank and singular values have its shape,
   // as the CPU's); B's batch broadcasts in the products.
   const at::Tensor& a = self;
   auto [u, sv, vh] = Svd(a, false, true, std::nullopt);
-  const double eps = self.scalar_type() == c10::kDouble ? std::numeric_limits<double>::epsilon()
-                                                        : std::numeric_limits<float>::epsilon();
+  const c10::ScalarType real = c10::toRealValueType(self.scalar_type());
+  const double eps = real == c10::kDouble ? std::numeric_limits<double>::epsilon()
+                                          : std::numeric_limits<float>::epsilon();
   const double cutoff = rcond.has_value() && *rcond >= 0 ? *rcond : eps * std::max(m, n);
   at::Tensor keep = std::min(m, n) == 0 ? at::zeros_like(sv, sv.options().dtype(c10::kBool))
                     : driver == "gels"  ? sv > 0
                                         : sv > sv.narrow(-1, 0, 1) * cutoff;
   at::Tensor inv = at::where(keep, sv.reciprocal(), at::zeros_like(sv));
-  at::Tensor x = at::matmul(vh.mT(), inv.unsqueeze(-1) * at::matmul(u.mT(), b));
-  at::Tensor none = at::empty({0}, self.options());
+  at::Tensor x = at::matmul(vh.mH(), inv.unsqueeze(-1) * at::matmul(u.mH(), b));  // mH: mT for real A
+  at::Tensor none = at::empty({0}, self.options().dtype(real));  // residuals and singular values are real
   const bool with_rank = driver != "gels";
   at::Tensor ranks = keep.sum(-1);  // int64
   bool want_residuals = m > n && driver != "gelsy";
   if (want_residuals && with_rank) want_residuals = (ranks == n).all().item<bool>();  // the CPU's full-rank rule
-  at::Tensor res = want_residuals ? (at::matmul(a, x) - b).pow(2).sum(-2) : none;
+  at::Tensor r = at::matmul(a, x) - b;
+  at::Tensor res = want_residuals ? (r.is_complex() ? r.abs() : r).pow(2).sum(-2) : none;
   if (vector_case) x = x.squeeze(-1);  // residuals keep their column, as the CPU's do
   IntoOut(x, solution);
   IntoOut(res, residuals);

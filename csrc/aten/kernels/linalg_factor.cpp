@@ -77,7 +77,10 @@ std::pair<at::Tensor, at::Tensor> BroadcastBatches(const at::Tensor& a, const at
   return {with(a), with(b)};
 }
 
-at::Tensor SolveTriangular(const at::Tensor& a, const at::Tensor& b, bool upper, bool left, bool unitriangular) {
+// A fallthrough of PyTorch's Conjugate key: a complex operand may arrive with
+// its lazy conj bit, which the lowering (reading memory) must not miss.
+at::Tensor SolveTriangular(const at::Tensor& a0, const at::Tensor& b0, bool upper, bool left, bool unitriangular) {
+  const at::Tensor a = a0.resolve_conj(), b = b0.resolve_conj();
   CheckFloatOrComplexMatrices(a, "linalg.solve_triangular", "triangular_solve_cpu");
   TORCH_CHECK(b.dim() >= 2, "linalg.solve_triangular: The input tensor B must have at least 2 dimensions.");
   CheckSquare(a, "linalg.solve_triangular");
@@ -248,11 +251,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> Det(const at::Tensor& a) {
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> Slogdet(const at::Tensor& a) {
-  CheckFloatMatrices(a, "linalg.slogdet", "linalg_slogdet_cpu");
+  CheckFloatOrComplexMatrices(a, "linalg.slogdet", "linalg_slogdet_cpu");
   CheckSquare(a, "linalg.slogdet");
   auto [lu, pivots, info] = LuFactorEx(a.mT(), true, false);  // A^T's, as for det
   at::Tensor d = lu.diagonal(0, -2, -1);
-  at::Tensor sign = d.sign().prod(-1) * PermutationSign(pivots, lu);
+  // The sign is a unit complex number for complex A (sgn: z / |z|, 0 for 0).
+  at::Tensor sign = (d.is_complex() ? d.sgn() : d.sign()).prod(-1) * PermutationSign(pivots, lu);
   return {sign, d.abs().log().sum(-1), lu, pivots};
 }
 

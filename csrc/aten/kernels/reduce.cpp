@@ -308,6 +308,16 @@ std::tuple<at::Tensor, at::Tensor> StdMean(const at::Tensor& self, at::OptionalI
 
 at::Tensor NormImpl(const at::Tensor& self, const c10::Scalar& ord, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<c10::ScalarType> dtype, at::Tensor* out) {
+  if (self.is_complex()) {
+    // The norm of |x|, in the real dtype of x (or of a complex `dtype`), with
+    // the CPU's checks of dtype and out.
+    const c10::ScalarType ct = dtype.value_or(self.scalar_type());
+    TORCH_CHECK(at::isComplexType(ct), "linalg.vector_norm: dtype should be complex for complex inputs, but got ", ct);
+    const c10::ScalarType rt = c10::toRealValueType(ct);
+    TORCH_CHECK(!out || out->scalar_type() == rt, "Expected out tensor to have dtype ",
+                c10::scalarTypeToTypeMeta(rt).name(), ", but got ", out->dtype().name(), " instead");
+    return NormImpl(self.to(ct).abs(), ord, dim, keepdim, rt, out);
+  }
   c10::ScalarType t = dtype.value_or(out ? out->scalar_type() : self.scalar_type());
   TORCH_CHECK(at::isFloatingType(t), "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ",
               self.scalar_type());
