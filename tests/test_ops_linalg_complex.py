@@ -1,9 +1,9 @@
 """Complex64/complex128 through the rest of linear algebra on tpu, natively,
 against the CPU: slogdet and logdet, lu and lu_unpack, lstsq with every
 driver, vector and matrix norms (with the CPU's dtype and out= checks), vdot,
-cross, matrix_power, multi_dot, tensorinv and tensorsolve. (LU, solve, inv,
-det, Cholesky, triangular solves: tests/test_ops_linalg.py; QR, eigh, SVD:
-tests/test_ops_linalg_decomp.py; eig: tests/test_ops_linalg_eig.py.)
+cross, matrix_power, multi_dot, tensorinv, tensorsolve and matrix_exp. (LU,
+solve, inv, det, Cholesky, triangular solves: tests/test_ops_linalg.py; QR,
+eigh, SVD: tests/test_ops_linalg_decomp.py; eig: tests/test_ops_linalg_eig.py.)
 
 Tolerances: each part to float32's (1e-5) or float64's (1e-9) tolerance; the
 matrices are diagonally dominant (M + n I), so the factorizations are well
@@ -11,7 +11,7 @@ conditioned and differ from LAPACK's by a few ulps."""
 import pytest
 import torch
 
-from op_check import NonContig, compare, make, same_error
+from op_check import DEVICE, NonContig, compare, make, same_error
 
 DTYPES = [torch.complex64, torch.complex128]
 
@@ -87,3 +87,17 @@ def test_products(dtype):
     compare(lambda x, y: torch.linalg.multi_dot([x[0], x[1], y]), a, cmake((4, 2), dtype, seed=12), dtype_tol=t)
     compare(lambda x: torch.linalg.tensorinv(x, 1), a[0], dtype_tol=t)
     compare(torch.linalg.tensorsolve, a[0], cmake((4,), dtype, seed=13), dtype_tol=t)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("scale", [0.01, 1.0, 8.0])
+def test_matrix_exp(dtype, scale):
+    """Scaling and squaring with the degree-18 Taylor polynomial: the count
+    of squarings from |A|'s 1-norm (large scales take several), relative
+    tolerance as for real input."""
+    a = cmake((2, 4, 4), dtype, seed=14) * scale
+    t = (1e-4, 1e-4) if dtype == torch.complex64 else (1e-9, 1e-9)
+    want = torch.linalg.matrix_exp(a)
+    got = torch.linalg.matrix_exp(a.to(DEVICE)).cpu()
+    torch.testing.assert_close(got / want.abs().amax(), want / want.abs().amax(), rtol=t[0], atol=t[1])
+    compare(torch.linalg.matrix_exp, NonContig(a[0] / scale), dtype_tol=t)

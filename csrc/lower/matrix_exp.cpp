@@ -8,6 +8,7 @@
 // keeping its value once its own count is done. No host read.
 #include "graph/lowering.h"
 #include "lower/lower_util.h"
+#include "lower/matrix_util.h"
 
 #include <cmath>
 
@@ -25,28 +26,34 @@ constexpr double kThetaF64 = 1.090863719290036;
 // Beyond this many squarings any finite input has overflowed already.
 constexpr int64_t kMaxSquarings = 1100;
 
-// attrs: none. input: A [..., n, n] (f32/f64). result: exp(A).
+// attrs: none. input: A [..., n, n] (f32/f64/c64/c128). result: exp(A).
+// For complex A the norm, the squaring count and the scale are real (those
+// of |A|), the polynomial and the squarings complex.
 REGISTER_LOWERING("linalg.matrix_exp", [](Builder& b, const graph::Node&, const Values& in) {
   const Shape shape = in[0].shape();
   const int64_t n = shape.back();
   const int64_t batch = in[0].type.numel() / std::max<int64_t>(n * n, 1);
   const DType t = in[0].dtype();
+  const bool complex = hlo::IsComplex(t);
+  const DType rt = complex ? hlo::ComplexPart(t) : t;
   const Shape mat{batch, n, n};
   Value a = b.Reshape(in[0], mat);
   // 1-norm: the largest column sum of |A|.
-  Value norm = ReduceWith(b, ReduceWith(b, b.Unary("abs", a), {1}, "add", Literal::Float(0)), {1}, "maximum",
+  Value magnitude = complex ? b.Unary("sqrt", AbsSquared(b, a)) : b.Unary("abs", a);
+  Value norm = ReduceWith(b, ReduceWith(b, magnitude, {1}, "add", Literal::Float(0)), {1}, "maximum",
                           Literal::Float(0));  // [batch]
-  const double theta = t == DType::kF64 ? kThetaF64 : kThetaF32;
-  Value ratio = b.Div(norm, b.Constant(Literal::Float(theta), t, {batch}));
+  const double theta = rt == DType::kF64 ? kThetaF64 : kThetaF32;
+  Value ratio = b.Div(norm, b.Constant(Literal::Float(theta), rt, {batch}));
   Value steps = b.Unary("ceil", b.Binary("divide", b.Unary("log", ratio),
-                                         b.Constant(Literal::Float(std::log(2.0)), t, {batch})));
+                                         b.Constant(Literal::Float(std::log(2.0)), rt, {batch})));
   // NaN and negative counts (norm below theta, or 0) become 0.
-  steps = b.Clamp(b.Constant(Literal::Float(0), t, {batch}), steps,
-                  b.Constant(Literal::Float(static_cast<double>(kMaxSquarings)), t, {batch}));
-  steps = b.Select(IsNan(b, steps), b.Constant(Literal::Float(0), t, {batch}), steps);
+  steps = b.Clamp(b.Constant(Literal::Float(0), rt, {batch}), steps,
+                  b.Constant(Literal::Float(static_cast<double>(kMaxSquarings)), rt, {batch}));
+  steps = b.Select(IsNan(b, steps), b.Constant(Literal::Float(0), rt, {batch}), steps);
   Value count = b.Convert(steps, DType::kI64);
   Value scale = b.Unary("exponential", b.Mul(b.Unary("negate", steps),
-                                             b.Constant(Literal::Float(std::log(2.0)), t, {batch})));
+                                             b.Constant(Literal::Float(std::log(2.0)), rt, {batch})));
+  if (complex) scale = b.MakeComplex(scale, b.Constant(Literal::Float(0), rt, {batch}));
   Value scaled = b.Mul(a, b.BroadcastInDim(scale, mat, {0}));
   Value eye = b.Select(b.Cmp(b.Iota(TensorType{DType::kI64, mat}, 1), b.Iota(TensorType{DType::kI64, mat}, 2),
                              Compare::kEQ),

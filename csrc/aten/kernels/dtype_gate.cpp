@@ -71,6 +71,8 @@ const std::unordered_set<std::string_view>& ComplexNative() {
       "geqrf", "linalg_householder_product", "ormqr", "linalg_qr",
       // ... and Hermitian and one-sided Jacobi (a phase, then a real rotation, per pair)
       "_linalg_eigh", "_linalg_svd", "linalg_lstsq",
+      // matrix_exp.cpp: the Taylor polynomial and squarings in complex, the scaling from |A|
+      "linalg_matrix_exp",
   };
   return ops;
 }

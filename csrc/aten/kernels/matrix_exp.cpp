@@ -1,5 +1,6 @@
-// linalg.matrix_exp on tpu (lower/matrix_exp.cpp): every floating dtype the
-// CPU takes; bfloat16 and float16 are computed in float32 and rounded once.
+// linalg.matrix_exp on tpu (lower/matrix_exp.cpp): every floating and complex
+// dtype the CPU takes; bfloat16 and float16 are computed in float32 and
+// rounded once.
 #include <ATen/ATen.h>
 
 #include "aten/kernels/registry.h"
