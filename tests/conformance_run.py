@@ -9,10 +9,13 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_conformance(tmp_path, ops=(), samples=None, fast=False):
-    """(summary, per-(op, dtype) records) of one tools/conformance.py run."""
+def run_conformance(tmp_path, ops=(), samples=None, fast=False, dtypes=None):
+    """(summary, per-(op, dtype) records) of one tools/conformance.py run
+    (over the tool's default dtypes unless `dtypes` names others)."""
     out = tmp_path / "conformance.jsonl"
     cmd = [sys.executable, os.path.join(ROOT, "tools", "conformance.py"), "--out", str(out)]
+    if dtypes:
+        cmd += ["--dtypes", ",".join(dtypes)]
     if fast:
         cmd.append("--fast")
     if ops:

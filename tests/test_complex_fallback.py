@@ -25,11 +25,10 @@ def cmake(shape, dtype, seed=0):
 
 
 # Ops the gate does not list as native for complex (yet): each must run on
-# the CPU through the fallback and match the CPU. (vdot, vector_norm, cross
-# and matrix_exp are native now: tests/test_ops_linalg_complex.py.)
+# the CPU through the fallback and match the CPU. (addmm, addmv, vdot,
+# vector_norm, cross and matrix_exp are native now:
+# tests/test_ops_linalg_complex.py.)
 FALLBACK_OPS = {
-    "addmm": lambda t: torch.addmm(t[:, :4], t, t.t()[:, :4]),
-    "addmv": lambda t: torch.addmv(t[:, 0], t, t[0], beta=2j),
     "var": lambda t: t.var(1),
     "sinc": torch.sinc,
     "logcumsumexp": lambda t: t.logcumsumexp(0),

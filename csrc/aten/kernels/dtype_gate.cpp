@@ -42,7 +42,7 @@ const std::unordered_set<std::string_view>& ComplexNative() {
       "sin", "sin_", "cos", "cos_", "tanh", "tanh_", "abs", "abs.out", "sgn", "sgn_",
       "eq", "ne", "where",
       // linalg.cpp / reduce.cpp: dot_general and reduce take complex elements
-      "mm", "bmm", "mv", "dot", "sum", "mean", "prod",
+      "mm", "bmm", "mv", "dot", "addmm", "addmm_", "addmv", "addmv_", "addbmm", "addbmm_", "sum", "mean", "prod",
       // data movement
       "cat", "fill_", "zero_", "_local_scalar_dense", "index_fill", "index_fill_",
       // fft.cpp: stablehlo.fft

@@ -67,9 +67,12 @@ OpCall Product(const char* kind, const at::Tensor& a0, const at::Tensor& b0) {
   return call;
 }
 
-OpCall AddProduct(const char* kind, const at::Tensor& self, const at::Tensor& a, const at::Tensor& b,
+OpCall AddProduct(const char* kind, const at::Tensor& self0, const at::Tensor& a0, const at::Tensor& b0,
                   const c10::Scalar& beta, const c10::Scalar& alpha) {
-  bool beta_zero = beta.isFloatingPoint() ? beta.toDouble() == 0.0 : beta.toLong() == 0;
+  const at::Tensor self = self0.resolve_conj(), a = a0.resolve_conj(), b = b0.resolve_conj();
+  const bool beta_zero = beta.isComplex()         ? beta.toComplexDouble() == 0.0
+                         : beta.isFloatingPoint() ? beta.toDouble() == 0.0
+                                                  : beta.toLong() == 0;
   OpCall call("matmul");
   call.Attr(std::string(kind)).Attr(true).Attr(beta_zero).Attr(PrecisionAttr(a)).In(self).In(a).In(b);
   // alpha and beta in the math type (f32 for bf16/f16), as the CPU's opmath:
