@@ -16,10 +16,16 @@ Tolerances: the inputs are random Gaussian matrices of order <= 6, whose
 eigenvalue condition numbers are in the tens to hundreds, so a backward
 stable solver's eigenvalues differ from LAPACK's by about cond * eps * |A|:
 (1e-4, 1e-4) for float32 (eps 1.2e-7) and (1e-10, 1e-10) for float64."""
+import os
+import sys
+
 import pytest
 import torch
 
 from op_check import DEVICE, compare, fallback_counts, make, same_error, same_gradients, to_device_noncontig
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+import conformance  # noqa: E402  (tools/conformance.py: the order- and phase-free matching)
 
 REAL = [torch.float32, torch.float64]
 ALL = REAL + [torch.complex64, torch.complex128]
@@ -40,24 +46,7 @@ def random_matrix(shape, dtype, seed):
 
 def match_to(values, vectors, ref_values, ref_vectors):
     """values/vectors (tpu's, on the CPU) put in ref's order and phases."""
-    n = values.shape[-1]
-    flat, ref_flat = values.reshape(-1, n), ref_values.reshape(-1, n)
-    perms = []
-    for v, r in zip(flat, ref_flat):
-        free, perm = list(range(n)), []
-        for x in r:
-            j = min(free, key=lambda k: abs(v[k] - x).item())
-            free.remove(j)
-            perm.append(j)
-        perms.append(perm)
-    index = torch.tensor(perms, dtype=torch.long).reshape(values.shape)
-    values = values.gather(-1, index)
-    if vectors is None:
-        return values, None
-    vectors = vectors.gather(-1, index.unsqueeze(-2).expand(vectors.shape))
-    dots = (vectors.conj() * ref_vectors).sum(-2, keepdim=True)
-    phase = torch.where(dots.abs() > 0, dots / dots.abs(), torch.ones_like(dots))
-    return values, vectors * phase
+    return conformance.match_eigen(torch, values, vectors, ref_values, ref_vectors)
 
 
 def check_own(a, values, vectors, **tols):

@@ -284,15 +284,15 @@ def _align_vectors(torch, name, got, ref):
     return u, s, v * signs
 
 
-def _match_eigen(torch, name, got, ref):
-    """tpu's eigenvalues in the CPU's order (each CPU value takes the nearest
-    unused tpu value) and each eigenvector turned by the unit complex number
-    that aligns it with the CPU's."""
-    values = (got if name == "linalg.eigvals" else got[0]).cpu()
-    ref_values = ref if name == "linalg.eigvals" else ref[0]
+def match_eigen(torch, values, vectors, ref_values, ref_vectors):
+    """(values, vectors) of an eigendecomposition put in the reference's
+    order (each reference value takes the nearest unused value) and each
+    vector turned by the unit complex number that aligns it with the
+    reference's; `vectors` may be None. Neither the order nor the phases of
+    linalg.eig are specified, so this is how two results are compared."""
     n = values.shape[-1]
     if values.numel() == 0:
-        return got
+        return values, vectors
     perms = []
     for v, r in zip(values.reshape(-1, n), ref_values.reshape(-1, n)):
         free, perm = list(range(n)), []
@@ -303,12 +303,18 @@ def _match_eigen(torch, name, got, ref):
         perms.append(perm)
     index = torch.tensor(perms, dtype=torch.long).reshape(values.shape)
     values = values.gather(-1, index)
+    if vectors is None:
+        return values, None
+    vectors = vectors.gather(-1, index.unsqueeze(-2).expand(vectors.shape))
+    dots = (vectors.conj() * ref_vectors).sum(-2, keepdim=True)
+    return values, vectors * torch.where(dots.abs() > 0, dots / dots.abs(), torch.ones_like(dots))
+
+
+def _match_eigen(torch, name, got, ref):
+    """tpu's linalg.eig / eigvals result matched to the CPU's (match_eigen)."""
     if name == "linalg.eigvals":
-        return values
-    vectors = got[1].cpu().gather(-1, index.unsqueeze(-2).expand(got[1].shape))
-    dots = (vectors.conj() * ref[1]).sum(-2, keepdim=True)
-    phase = torch.where(dots.abs() > 0, dots / dots.abs(), torch.ones_like(dots))
-    return values, vectors * phase
+        return match_eigen(torch, got.cpu(), None, ref, None)[0]
+    return match_eigen(torch, got[0].cpu(), got[1].cpu(), ref[0], ref[1])
 
 
 def _signs(torch, got, ref):
@@ -530,9 +536,20 @@ def summarize(results: list[Result]) -> dict:
     }
 
 
-def _fallback_reason(op: str) -> str:
+def _fallback_reason(op: str, default: str = "no reason recorded: add it to FALLBACK_REASONS") -> str:
     prefixes = sorted((p for p in FALLBACK_REASONS if op.startswith(p)), key=len, reverse=True)
-    return FALLBACK_REASONS[prefixes[0]] if prefixes else "no reason recorded: add it to FALLBACK_REASONS"
+    return FALLBACK_REASONS[prefixes[0]] if prefixes else default
+
+
+# The reports a full run writes: the real dtypes' (docs/conformance.*), and
+# the complex dtypes' (docs/conformance_complex.*), whose fallbacks are ops
+# the dtype gate does not list as native for complex.
+REPORTS = {
+    DTYPES: ("conformance", "no reason recorded: add it to FALLBACK_REASONS"),
+    ("complex64", "complex128"): ("conformance_complex",
+                                  "complex operands: not among the dtype gate's native ops for complex "
+                                  "(csrc/aten/kernels/dtype_gate.cpp), so the CPU computes it"),
+}
 
 
 def _backward_fallbacks(results: list[Result], op: str) -> str:
@@ -540,16 +557,18 @@ def _backward_fallbacks(results: list[Result], op: str) -> str:
     return ", ".join(f"`{a}`" for a in sorted(used))
 
 
-def write_markdown(path: str, summary: dict, results: list[Result], command: str, seconds: float) -> None:
+def write_markdown(path: str, summary: dict, results: list[Result], command: str, seconds: float,
+                   dtypes: tuple[str, ...] = DTYPES) -> None:
     import torch
+    name, default_reason = REPORTS[dtypes]
     lines = [
-        "# OpInfo conformance",
+        "# OpInfo conformance" + ("" if dtypes == DTYPES else f" ({', '.join(dtypes)})"),
         "",
         f"PyTorch {torch.__version__} `op_db` samples run on `tpu` (XLA CPU PJRT plugin) and compared with",
-        "CPU, per op and dtype (float32, bfloat16, int64, bool where the op supports them on CPU).",
+        f"CPU, per op and dtype ({', '.join(dtypes)} where the op supports them on CPU).",
         "",
         f"Made by `{command}` in {seconds / 60:.1f} minutes; the machine-readable result is",
-        "`docs/conformance.json`.",
+        f"`docs/{name}.json`.",
         "",
         "| measure | value |",
         "|---|---|",
@@ -575,7 +594,7 @@ def write_markdown(path: str, summary: dict, results: list[Result], command: str
         "",
         "| op | why it remains |",
         "|---|---|",
-        *(f"| `{o}` | {_fallback_reason(o)} |" for o in summary["fallback_ops"]),
+        *(f"| `{o}` | {_fallback_reason(o, default_reason)} |" for o in summary["fallback_ops"]),
         "",
         "## Ops whose backward uses the CPU fallback",
         "",
@@ -611,7 +630,7 @@ def main() -> None:
                         help="comma-separated dtypes to compare (default: %(default)s); the committed report "
                              "is made with the default")
     parser.add_argument("--render", action="store_true",
-                        help="rewrite docs/conformance.md from docs/conformance.json (no run)")
+                        help="rewrite docs/conformance*.md from docs/conformance*.json (no run)")
     args = parser.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     if args.render:
@@ -644,19 +663,28 @@ def main() -> None:
     print(json.dumps({k: v for k, v in summary.items() if not k.endswith("fallback_ops")}, indent=1))
     print("fallback ops:", ", ".join(summary["fallback_ops"]) or "none")
     print("ops whose backward falls back:", ", ".join(summary["backward_fallback_ops"]) or "none")
-    if not args.fast and not args.ops and dtypes == DTYPES:
-        with open(os.path.join(root, "docs", "conformance.json"), "w") as f:
-            json.dump({"summary": summary, "seconds": seconds, "results": [asdict(r) for r in results]}, f, indent=0)
-        write_markdown(os.path.join(root, "docs", "conformance.md"), summary, results,
-                       "python tools/conformance.py", seconds)
+    if not args.fast and not args.ops and dtypes in REPORTS:
+        name = REPORTS[dtypes][0]
+        with open(os.path.join(root, "docs", name + ".json"), "w") as f:
+            json.dump({"summary": summary, "seconds": seconds, "dtypes": list(dtypes),
+                       "results": [asdict(r) for r in results]}, f, indent=0)
+        write_markdown(os.path.join(root, "docs", name + ".md"), summary, results, _command(dtypes), seconds, dtypes)
+
+
+def _command(dtypes: tuple[str, ...]) -> str:
+    return "python tools/conformance.py" + ("" if dtypes == DTYPES else " --dtypes " + ",".join(dtypes))
 
 
 def _render(root: str) -> None:
-    with open(os.path.join(root, "docs", "conformance.json")) as f:
-        data = json.load(f)
-    results = [Result(**r) for r in data["results"]]
-    write_markdown(os.path.join(root, "docs", "conformance.md"), data["summary"], results,
-                   "python tools/conformance.py", data["seconds"])
+    for dtypes, (name, _) in REPORTS.items():
+        path = os.path.join(root, "docs", name + ".json")
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            data = json.load(f)
+        results = [Result(**r) for r in data["results"]]
+        write_markdown(os.path.join(root, "docs", name + ".md"), data["summary"], results, _command(dtypes),
+                       data["seconds"], dtypes)
 
 
 if __name__ == "__main__":
