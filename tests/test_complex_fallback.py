@@ -27,9 +27,8 @@ def cmake(shape, dtype, seed=0):
 # Ops the gate does not list as native for complex (yet): each must run on
 # the CPU through the fallback and match the CPU. (addmm, addmv, vdot,
 # vector_norm, cross and matrix_exp are native now:
-# tests/test_ops_linalg_complex.py.)
+# tests/test_ops_linalg_complex.py; var: tests/test_ops_complex.py.)
 FALLBACK_OPS = {
-    "var": lambda t: t.var(1),
     "sinc": torch.sinc,
     "logcumsumexp": lambda t: t.logcumsumexp(0),
     "log_softmax": lambda t: t.log_softmax(1),

@@ -309,6 +309,21 @@ def test_reductions(dtype):
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
+def test_variance_and_std(dtype):
+    """var/std of complex input, the CPU's definition: the variances of the
+    two parts added, in the real dtype; var_mean/std_mean with the complex
+    mean; out= of the real dtype."""
+    rtol, atol = tol(dtype)
+    t = {dtype.to_real(): (rtol, atol * 10), dtype: (rtol, atol * 10)}
+    x = cmake((6, 7), dtype, seed=38)
+    for fn in (lambda u: u.var(), lambda u: u.var(1), lambda u: u.std(0, keepdim=True), lambda u: u.std(correction=0),
+               lambda u: torch.var_mean(u, 1), lambda u: torch.std_mean(u, (0, 1), correction=2),
+               lambda u: torch.var(u, 0, out=torch.empty(0, dtype=dtype.to_real(), device=u.device))):
+        compare(fn, x, dtype_tol=t)
+        compare(fn, NonContig(x), dtype_tol=t)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
 def test_pow(dtype):
     x = cmake((4, 5), dtype, seed=31, low=0.3, high=2.0)
     for fn in (lambda t: t ** 2, lambda t: t ** 0.7, lambda t: t ** (0.5 + 1j), lambda t: 2 ** t,

@@ -88,12 +88,13 @@ TIE_ORDER_FREE |= {"kthvalue"}
 # elements, so its index (the last occurrence) is compared exactly there;
 # longer slices are introsorted and the index among equal values is arbitrary.
 MODE_STABLE_LENGTH = 16
-# Decompositions whose vectors are unique only up to sign (and, for the
-# columns of a full U beyond min(m, n), up to a rotation of the complement):
-# tpu's vectors are aligned to the CPU's before comparing (_align_vectors),
-# and backward differentiates the sample's output_process_fn_grad, the
-# sign-free function of the outputs PyTorch's own gradient tests use.
-SIGN_FREE = {"linalg.eigh", "linalg.svd", "svd"}
+# Decompositions whose vectors are unique only up to sign (complex: a unit
+# factor; and, for the columns of a full U beyond min(m, n), up to a
+# rotation of the complement): tpu's vectors are aligned to the CPU's before
+# comparing (_align_vectors), and backward differentiates the sample's
+# output_process_fn_grad, the sign-free function of the outputs PyTorch's
+# own gradient tests use. The low-rank SVD and PCA return (U, S, V) as svd.
+SIGN_FREE = {"linalg.eigh", "linalg.svd", "svd", "svd_lowrank", "pca_lowrank"}
 # The general eigendecomposition specifies neither the order of the
 # eigenvalues nor the phase of each eigenvector: tpu's are matched to the
 # CPU's (_match_eigen) before comparing, and backward differentiates the

@@ -43,6 +43,8 @@ const std::unordered_set<std::string_view>& ComplexNative() {
       "eq", "ne", "where",
       // linalg.cpp / reduce.cpp: dot_general and reduce take complex elements
       "mm", "bmm", "mv", "dot", "addmm", "addmm_", "addmv", "addmv_", "addbmm", "addbmm_", "sum", "mean", "prod",
+      // reduce.cpp: the variances of the two parts, added
+      "var", "std", "var_mean", "std_mean",
       // data movement
       "cat", "fill_", "zero_", "_local_scalar_dense", "index_fill", "index_fill_",
       // fft.cpp: stablehlo.fft

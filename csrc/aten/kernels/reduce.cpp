@@ -273,6 +273,16 @@ c10::ScalarType VarDtype(const at::Tensor& self) {
 
 at::Tensor VarStd(const char* kind, const at::Tensor& self, at::OptionalIntArrayRef dim,
                   const std::optional<c10::Scalar>& correction, bool keepdim, at::Tensor* out) {
+  if (self.is_complex()) {
+    // As the CPU defines it: the variances of the real and imaginary parts
+    // added (std: the root of that), in the real dtype.
+    at::Tensor v = VarStd("var", at::real(self), dim, correction, keepdim, nullptr) +
+                   VarStd("var", at::imag(self), dim, correction, keepdim, nullptr);
+    at::Tensor r = std::string(kind) == "std" ? v.sqrt() : v;
+    if (!out) return r;
+    at::native::resize_output(*out, r.sizes());
+    return out->copy_(r);
+  }
   c10::ScalarType t = VarDtype(self);
   OpCall call = Reduction(kind, self, Dims(self, dim), keepdim, AccType(t), t);
   call.Attr(Correction(correction));
@@ -294,6 +304,10 @@ at::Tensor& StdOut(const at::Tensor& self, at::OptionalIntArrayRef dim, const st
 }
 std::tuple<at::Tensor, at::Tensor> VarMeanLike(const char* kind, const at::Tensor& self, at::OptionalIntArrayRef dim,
                                                const std::optional<c10::Scalar>& c, bool keepdim) {
+  if (self.is_complex()) {
+    const char* spread = std::string(kind) == "std_mean" ? "std" : "var";
+    return {VarStd(spread, self, dim, c, keepdim, nullptr), at::mean(self, dim, keepdim)};
+  }
   c10::ScalarType t = VarDtype(self);
   OpCall call = Reduction(kind, self, Dims(self, dim), keepdim, AccType(t), t);
   call.Attr(Correction(c));
