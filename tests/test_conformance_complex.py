@@ -16,3 +16,20 @@ COMPLEX_OPS = ("complex", "polar", "view_as_complex", "cfloat", "cdouble", "angl
 def test_complex_conformance(tmp_path):
     summary, records = run_conformance(tmp_path, COMPLEX_OPS, samples=2)
     assert_native_and_matching(summary, records, COMPLEX_OPS)
+
+
+# Data movement, truth values and accumulations with a complex dtype=
+# argument on complex input (tools/conformance.py --dtypes complex64): every
+# op native and matching the CPU.
+COMPLEX_DATA_OPS = ("__getitem__", "_unsafe_masked_index", "index_add", "index_copy", "scatter_add", "take", "put",
+                    "masked_select", "masked_scatter", "nonzero_static", "nn.functional.channel_shuffle",
+                    "nn.functional.unfold", "nn.functional.pad.reflect", "nn.functional.pad.replicate", "rsub",
+                    "equal", "logical_and", "logical_or", "logical_xor", "logical_not", "any", "all",
+                    "count_nonzero", "combinations", "tensordot", "masked.sum", "masked.cumsum", "var", "std",
+                    "var_mean", "std_mean")
+
+
+@pytest.mark.mode_independent
+def test_complex_data_movement_conformance(tmp_path):
+    summary, records = run_conformance(tmp_path, COMPLEX_DATA_OPS, samples=2, dtypes=("complex64",))
+    assert_native_and_matching(summary, records, COMPLEX_DATA_OPS)

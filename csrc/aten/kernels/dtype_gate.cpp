@@ -45,6 +45,14 @@ const std::unordered_set<std::string_view>& ComplexNative() {
       "mm", "bmm", "mv", "dot", "addmm", "addmm_", "addmv", "addmv_", "addbmm", "addbmm_", "sum", "mean", "prod",
       // reduce.cpp: the variances of the two parts, added
       "var", "std", "var_mean", "std_mean",
+      // data movement and truth values: no arithmetic on the elements, or only
+      // comparisons with zero (StableHLO compares complex values for EQ/NE)
+      "index", "_unsafe_index", "_unsafe_masked_index", "index_add", "index_add_", "index_copy", "index_copy_",
+      "scatter_add", "scatter_add_", "take", "put", "put_", "masked_select", "masked_scatter", "masked_scatter_",
+      "nonzero_static", "channel_shuffle", "native_channel_shuffle", "im2col", "col2im", "reflection_pad1d",
+      "reflection_pad2d", "reflection_pad3d", "replication_pad1d", "replication_pad2d", "replication_pad3d",
+      "rsub", "equal", "logical_and", "logical_and_", "logical_or", "logical_or_", "logical_xor",
+      "logical_xor_", "logical_not", "logical_not_", "any", "all", "count_nonzero",
       // data movement
       "cat", "fill_", "zero_", "_local_scalar_dense", "index_fill", "index_fill_",
       // fft.cpp: stablehlo.fft
@@ -80,9 +88,11 @@ const std::unordered_set<std::string_view>& ComplexNative() {
 }
 
 // Ops whose kernels take a complex64/complex128 `dtype` argument themselves
-// (vector_norm(x, dtype=torch.complex128): the norm of |x| in float64).
+// (vector_norm(x, dtype=torch.complex128): the norm of |x| in float64; the
+// sums, products and scans accumulate in the complex dtype asked for).
 const std::unordered_set<std::string_view>& ComplexDtypeArgNative() {
-  static const std::unordered_set<std::string_view> ops = {"linalg_vector_norm"};
+  static const std::unordered_set<std::string_view> ops = {"linalg_vector_norm", "sum", "mean", "prod", "cumsum",
+                                                            "cumprod"};
   return ops;
 }
 
