@@ -2,8 +2,8 @@
 // and what PyTorch builds on them: linalg_cholesky_ex, cholesky,
 // linalg_solve_triangular, triangular_solve, cholesky_solve's helper and
 // cholesky_inverse; LU with partial pivoting and the solvers, inverse and
-// determinant on it. float32 and float64, and for the LU family complex64
-// and complex128 too (the CPU takes all four everywhere); batches
+// determinant on it. float32, float64, complex64 and complex128, as the
+// CPU kernels (the LDL^T ones, linalg_ldl.cpp, are real-only); batches
 // broadcast as the CPU does. A non-positive-definite input gives `info` on
 // the device; only the raising variants read it back (check_errors), as
 // PyTorch's own code does on CUDA.
