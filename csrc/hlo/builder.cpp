@@ -240,6 +240,7 @@ Value Builder::Iota(const TensorType& type, int64_t dim) {
 Value Builder::Unary(std::string_view op, Value x) {
   TensorType t = x.type;
   if (ReturnsBool(op)) t.dtype = DType::kBool;
+  if (op == "abs" && IsComplex(t.dtype)) t.dtype = ComplexPart(t.dtype);  // |z| is real
   std::string name = op.find('.') == std::string_view::npos ? "stablehlo." + std::string(op)
                                                            : std::string(op);
   return Op(name, {x}, {t})[0];

@@ -66,7 +66,7 @@ class Builder {
 
   // --- elementwise (operands must already have equal types)
   // `op` is the op name without dialect, e.g. "exponential", "sine"; chlo ops are
-  // spelled "chlo.asin" (full name).
+  // spelled "chlo.asin" (full name). "abs" of a complex value is real.
   Value Unary(std::string_view op, Value x);
   Value Binary(std::string_view op, Value a, Value b);
   Value Add(Value a, Value b) { return Binary("add", a, b); }

@@ -226,7 +226,8 @@ const std::map<std::string, Fn>& Table() {
       {"where", [](Builder& b, const graph::Node&, const Values& v) { return b.Select(v[0], v[1], v[2]); }},
       {"lerp", [](Builder& b, const graph::Node&, const Values& v) {
          Value diff = b.Sub(v[1], v[0]);
-         Value small = b.Cmp(b.Unary("abs", v[2]), Splat(b, 0.5, v[2]), Compare::kLT);
+         Value mag = b.Unary("abs", v[2]);  // real also for a complex weight
+         Value small = b.Cmp(mag, Splat(b, 0.5, mag), Compare::kLT);
          return b.Select(small, b.Add(v[0], b.Mul(v[2], diff)),
                          b.Sub(v[1], b.Mul(diff, b.Sub(Splat(b, 1, v[2]), v[2]))));
        }},
