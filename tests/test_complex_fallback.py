@@ -27,11 +27,14 @@ def cmake(shape, dtype, seed=0):
 # Ops the gate does not list as native for complex (yet): each must run on
 # the CPU through the fallback and match the CPU. (addmm, addmv, vdot,
 # vector_norm, cross and matrix_exp are native now:
-# tests/test_ops_linalg_complex.py; var: tests/test_ops_complex.py.)
+# tests/test_ops_linalg_complex.py; var: tests/test_ops_complex.py; sinc:
+# tests/test_conformance_complex.py.)
 FALLBACK_OPS = {
-    "sinc": torch.sinc,
     "logcumsumexp": lambda t: t.logcumsumexp(0),
     "log_softmax": lambda t: t.log_softmax(1),
+    "silu": torch.nn.functional.silu,
+    "logaddexp": lambda t: torch.logaddexp(t, t.flip(0)),
+    "renorm": lambda t: t.renorm(2, 0, 1.0),
 }
 
 

@@ -23,7 +23,7 @@ def test_complex_conformance(tmp_path):
 # op native and matching the CPU.
 COMPLEX_DATA_OPS = ("__getitem__", "_unsafe_masked_index", "index_add", "index_copy", "scatter_add", "take", "put",
                     "masked_select", "masked_scatter", "nonzero_static", "nn.functional.channel_shuffle",
-                    "nn.functional.unfold", "nn.functional.pad.reflect", "nn.functional.pad.replicate", "rsub", "lerp",
+                    "nn.functional.unfold", "nn.functional.pad.reflect", "nn.functional.pad.replicate", "rsub", "lerp", "sinc",
                     "equal", "logical_and", "logical_or", "logical_xor", "logical_not", "any", "all",
                     "count_nonzero", "combinations", "tensordot", "masked.sum", "masked.cumsum", "var", "std",
                     "var_mean", "std_mean")

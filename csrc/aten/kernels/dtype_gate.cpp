@@ -51,7 +51,7 @@ const std::unordered_set<std::string_view>& ComplexNative() {
       "scatter_add", "scatter_add_", "take", "put", "put_", "masked_select", "masked_scatter", "masked_scatter_",
       "nonzero_static", "channel_shuffle", "native_channel_shuffle", "im2col", "col2im", "reflection_pad1d",
       "reflection_pad2d", "reflection_pad3d", "replication_pad1d", "replication_pad2d", "replication_pad3d",
-      "rsub", "lerp", "lerp_", "equal", "logical_and", "logical_and_", "logical_or", "logical_or_", "logical_xor",
+      "rsub", "lerp", "lerp_", "sinc", "sinc_", "equal", "logical_and", "logical_and_", "logical_or", "logical_or_", "logical_xor",
       "logical_xor_", "logical_not", "logical_not_", "any", "all", "count_nonzero",
       // data movement
       "cat", "fill_", "zero_", "_local_scalar_dense", "index_fill", "index_fill_",
