@@ -2,6 +2,9 @@
 // the complex Schur form A = Q T Q^H by Givens rotations, then the
 // eigenvectors of the triangular T by back substitution.
 //
+// 0. The matrix is scaled by a power of two near its largest entry (exact),
+//    so that no square in the rotations and shifts overflows or flushes to
+//    zero; the eigenvalues are scaled back.
 // 1. Hessenberg form: rotations from both sides zero each column below its
 //    subdiagonal, Q accumulating them.
 // 2. Schur form: single-shift QR steps on the Hessenberg matrix (LAPACK's
@@ -16,7 +19,8 @@
 //    same loop.
 // 3. Eigenvectors: T x = lambda x for every eigenvalue at once, one row of T
 //    per step from the bottom up (a pivot t_ii - lambda near zero, from a
-//    repeated eigenvalue, replaced by eps |lambda| as ztrevc does), then
+//    repeated eigenvalue, replaced by eps max|T|, and each column scaled
+//    back when it grows past 1, where ztrevc scales to avoid overflow), then
 //    V = Q X with unit columns, each turned so that its largest entry is
 //    real and positive (LAPACK fixes the phase of complex pairs the same
 //    way; any unit-modulus multiple is an equally valid eigenvector).
@@ -24,9 +28,9 @@
 // Complex values travel as (real, imaginary) pairs of real tensors, so the
 // arithmetic is that of the real lowerings; stablehlo.complex assembles
 // the results. A matrix with a NaN or infinity is replaced by zeros (which
-// converge at once), its eigenvalues are NaN and its `info` is -1; a matrix that has not
-// converged after the step limit reports the index of its last unreduced
-// row, as LAPACK's info.
+// converge at once), its eigenvalues are NaN and its `info` is -1; a
+// matrix that has not converged after the step limit reports the index of
+// its last unreduced row, as LAPACK's info.
 #include "graph/lowering.h"
 #include "lower/lower_util.h"
 #include "lower/matrix_util.h"
