@@ -5,8 +5,8 @@
 // which need not be LAPACK's (neither order is specified), and each
 // eigenvector has unit norm with its largest entry real and positive.
 #include <ATen/ATen.h>
-#include <ATen/native/Resize.h>
 
+#include "aten/kernels/into_out.h"
 #include "aten/kernels/linalg_checks.h"
 #include "aten/kernels/registry.h"
 #include "aten/runtime/op_call.h"
@@ -65,9 +65,7 @@ at::Tensor& IntoComplexOut(const at::Tensor& result, at::Tensor& out, const char
   TORCH_CHECK(at::canCast(result.scalar_type(), out.scalar_type()), op, ": Expected ", what,
               " to be safely castable from ", result.scalar_type(), " dtype, but got ", what, " with dtype ",
               out.scalar_type());
-  at::native::resize_output(out, result.sizes());
-  out.copy_(result);
-  return out;
+  return IntoOut(result, out);
 }
 
 std::tuple<at::Tensor&, at::Tensor&> EigOut(const at::Tensor& a, at::Tensor& values, at::Tensor& vectors) {
