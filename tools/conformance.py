@@ -307,8 +307,7 @@ def match_eigen(torch, values, vectors, ref_values, ref_vectors):
     if vectors is None:
         return values, None
     vectors = vectors.gather(-1, index.unsqueeze(-2).expand(vectors.shape))
-    dots = (vectors.conj() * ref_vectors).sum(-2, keepdim=True)
-    return values, vectors * torch.where(dots.abs() > 0, dots / dots.abs(), torch.ones_like(dots))
+    return values, vectors * _signs(torch, vectors, ref_vectors)
 
 
 def _match_eigen(torch, name, got, ref):
