@@ -55,6 +55,9 @@ def register() -> None:
     from ._grouped_mm_meta import install as install_grouped_mm_meta
     install_grouped_mm_meta()
     _register_distributed()
+    # Exiting right after a backward pass must not abort the process (_autograd_exit.py).
+    from ._autograd_exit import install as install_autograd_exit
+    install_autograd_exit()
     _registered = True
 
 
