@@ -26,13 +26,17 @@ struct OutVariant<kFn> {
   static at::Tensor& Call(Args... args, at::Tensor& out) { return IntoOut(kFn(args...), out); }
 };
 
-template <typename... Args, std::tuple<at::Tensor, at::Tensor> (*kFn)(Args...)>
+// Several results (each an at::Tensor): one out= tensor per result, in order;
+// a result the kernel leaves undefined (an optional gradient) leaves its out
+// tensor as it is.
+template <typename... Args, typename... Results, std::tuple<Results...> (*kFn)(Args...)>
 struct OutVariant<kFn> {
-  static std::tuple<at::Tensor&, at::Tensor&> Call(Args... args, at::Tensor& out0, at::Tensor& out1) {
-    auto [r0, r1] = kFn(args...);
-    if (r0.defined()) IntoOut(r0, out0);
-    if (r1.defined()) IntoOut(r1, out1);
-    return {out0, out1};
+  static std::tuple<Results&...> Call(Args... args, Results&... outs) {
+    std::apply([&](const auto&... results) { (IntoOutIfDefined(results, outs), ...); }, kFn(args...));
+    return {outs...};
+  }
+  static void IntoOutIfDefined(const at::Tensor& result, at::Tensor& out) {
+    if (result.defined()) IntoOut(result, out);
   }
 };
 

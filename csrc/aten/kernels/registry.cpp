@@ -51,6 +51,8 @@ void RegisterFractionalPool();
 void RegisterLinalgLdl();
 // linalg_eig.cpp
 void RegisterLinalgEig();
+// rnn_cell.cpp: the fused LSTM and GRU cells every recurrent layer calls on PrivateUse1.
+void RegisterRnnCells();
 
 torch::Library& AtenLibrary() {
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
@@ -105,6 +107,7 @@ void RegisterAllOps() {
   RegisterFractionalPool();
   RegisterLinalgLdl();
   RegisterLinalgEig();
+  RegisterRnnCells();
 }
 
 }  // namespace torchtpu::aten
