@@ -33,3 +33,17 @@ COMPLEX_DATA_OPS = ("__getitem__", "_unsafe_masked_index", "index_add", "index_c
 def test_complex_data_movement_conformance(tmp_path):
     summary, records = run_conformance(tmp_path, COMPLEX_DATA_OPS, samples=2, dtypes=("complex64",))
     assert_native_and_matching(summary, records, COMPLEX_DATA_OPS)
+
+
+# Complex activations, log-add-exp, norms and distances, and the random fills
+# (tests/test_ops_complex_tail.py): native and matching (the fills' OpInfos
+# compare shapes and dtypes, their values are random).
+COMPLEX_TAIL_OPS = ("nn.functional.silu.complex", "logaddexp", "renorm", "dist", "nn.functional.pairwise_distance",
+                    "nn.functional.triplet_margin_loss", "nn.functional.triplet_margin_with_distance_loss",
+                    "normal.in_place", "uniform", "rand_like", "randn_like")
+
+
+@pytest.mark.mode_independent
+def test_complex_tail_conformance(tmp_path):
+    summary, records = run_conformance(tmp_path, COMPLEX_TAIL_OPS, samples=2, dtypes=("complex64", "complex128"))
+    assert_native_and_matching(summary, records, COMPLEX_TAIL_OPS)

@@ -9,6 +9,7 @@
 #include <ATen/native/Resize.h>
 
 #include <cmath>
+#include <vector>
 
 #include "aten/runtime/dtype.h"
 #include "aten/runtime/op_call.h"
@@ -115,14 +116,30 @@ at::Tensor PdistBackward(const at::Tensor& grad, const at::Tensor& self, double 
 
 // ---- renorm --------------------------------------------------------------------
 
+// Complex input, as the CPU computes it (renorm_out, renorm_scale): the norm
+// of |x| over every dimension but `dim`, in the real dtype, a real factor
+// maxnorm / (norm + 1e-7) where it exceeds maxnorm (1 elsewhere), and the
+// complex values times it. The lowering below is written for real inputs.
+at::Tensor& RenormComplex(const at::Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm,
+                          at::Tensor& out) {
+  std::vector<int64_t> reduce;
+  for (int64_t i = 0; i < self.dim(); ++i)
+    if (i != dim) reduce.push_back(i);
+  const at::Tensor norm = at::linalg_vector_norm(self, p, reduce, /*keepdim=*/true);
+  const double max = maxnorm.toDouble();
+  const at::Tensor factor = at::where(norm > max, max / (norm + 1e-7), at::ones_like(norm));
+  return out.copy_(self * factor);
+}
+
 at::Tensor& RenormOut(const at::Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm,
                       at::Tensor& out) {
+  TORCH_CHECK(!p.isComplex(), "renorm: p must be real-valued");
   TORCH_CHECK(!maxnorm.isComplex(), "renorm: maxnorm must be real-valued");
   TORCH_CHECK(p.toDouble() > 0, "renorm: non-positive-norm not supported");
   TORCH_CHECK(maxnorm.toDouble() >= 0, "renorm: expected maxnorm to be >= 0 but got ", maxnorm.toDouble());
   const int64_t ndim = self.dim();
   TORCH_CHECK(ndim > 1, "renorm: input needs at least 2 dimensions, got ", ndim, " dimensions");
-  TORCH_CHECK(at::isFloatingType(self.scalar_type()),
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()) || at::isComplexType(self.scalar_type()),
               "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ", self.scalar_type());
   const int64_t d = c10::maybe_wrap_dim(dim, ndim);
   TORCH_CHECK(out.scalar_type() == self.scalar_type(), "Expected out tensor to have dtype ", self.scalar_type(),
@@ -136,6 +153,7 @@ at::Tensor& RenormOut(const at::Tensor& self, const c10::Scalar& p, int64_t dim,
   }
   at::native::resize_output(out, self.sizes());
   if (self.numel() == 0) return out;
+  if (self.is_complex()) return RenormComplex(self, p, d, maxnorm, out);
   const c10::ScalarType dtype = self.scalar_type();
   const c10::ScalarType acc = (dtype == c10::kBFloat16 || dtype == c10::kHalf) ? c10::kFloat : dtype;
   OpCall("renorm").Attr(p.toDouble()).Attr(d).Attr(H(acc)).In(self).Scalar(maxnorm, c10::kDouble).RunInto({out});

@@ -83,6 +83,15 @@ const std::unordered_set<std::string_view>& ComplexNative() {
       "_linalg_eigh", "_linalg_svd", "linalg_lstsq",
       // matrix_exp.cpp: the Taylor polynomial and squarings in complex, the scaling from |A|
       "linalg_matrix_exp",
+      // distance.cpp: norm.out is linalg.vector_norm (so dist, pairwise_distance and the triplet
+      // losses); renorm scales by real factors from the norms of |x|, as the CPU's renorm
+      "norm.out", "norm.dtype_out", "renorm", "renorm_", "renorm.out",
+      // random.cpp: PyTorch's distribution templates sample the real view (normal_: std / sqrt(2) each part)
+      "uniform_", "normal_",
+      // nn_activation.cpp: silu's formula, x / (1 + exp(-x)), and its backward are the CPU's for complex
+      "silu", "silu_", "silu.out", "silu_backward", "silu_backward.grad_input",
+      // lower/elementwise.cpp: the CPU's complex log-add-exp (its NaN and infinity cases included)
+      "logaddexp",
   };
   return ops;
 }

@@ -42,20 +42,25 @@ at::Tensor Pointwise(const std::string& kind, const std::vector<at::Tensor>& ten
   return RunOut(call, mode == Mode::kOut ? out : nullptr);
 }
 
-// One-input activations: functional, in-place and out= forms.
-template <const char* kName, const char* kKind>
+// One-input activations: functional, in-place and out= forms. kComplex:
+// the CPU defines the activation for complex inputs too, and its lowering's
+// formula is the CPU's for them (silu: x / (1 + exp(-x))).
+template <const char* kName, const char* kKind, bool kComplex = false>
 struct Unary {
+  static void Check(const at::Tensor& self) {
+    if (!(kComplex && self.is_complex())) CheckFloating(self, kName);
+  }
   static at::Tensor Fn(const at::Tensor& self) {
-    CheckFloating(self, kName);
+    Check(self);
     return Pointwise(kKind, {self}, {});
   }
   static at::Tensor& Inplace(at::Tensor& self) {
-    CheckFloating(self, kName);
+    Check(self);
     Pointwise(kKind, {self}, {}, Mode::kInplace);
     return self;
   }
   static at::Tensor& Out(const at::Tensor& self, at::Tensor& out) {
-    CheckFloating(self, kName);
+    Check(self);
     Pointwise(kKind, {self}, {}, Mode::kOut, &out);
     return out;
   }
@@ -68,7 +73,7 @@ struct Unary {
   }
 };
 constexpr char kSilu[] = "silu", kHardswish[] = "hardswish", kHardsigmoid[] = "hardsigmoid", kMish[] = "mish";
-using Silu = Unary<kSilu, kSilu>;
+using Silu = Unary<kSilu, kSilu, /*kComplex=*/true>;
 using Hardswish = Unary<kHardswish, kHardswish>;
 using Hardsigmoid = Unary<kHardsigmoid, kHardsigmoid>;
 using Mish = Unary<kMish, kMish>;
