@@ -12,6 +12,7 @@ import itertools
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from op_check import DEVICE, NonContig, compare, make
 
@@ -225,3 +226,70 @@ def test_arange_into_an_out_of_the_same_numel_keeps_its_shape():
     # its own element order, not resized to (4,).
     compare(lambda x: torch.arange(0, 4, out=x.narrow(1, 1, 2)) and x, torch.zeros(2, 3))
     compare(lambda x: torch.arange(0, 5, out=x), torch.zeros(2, 3))  # other numel: resized (a warning)
+
+
+# ---- found by the run of PyTorch 2.12.1's test files (2026-12-07)
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.complex64, torch.int64, torch.uint8,
+                                   torch.bool], ids=lambda d: str(d).replace("torch.", ""))
+def test_deterministic_mode_fills_new_memory_like_cpu(dtype):
+    """test_torch's test_deterministic_empty / test_deterministic_resize: with
+    torch.use_deterministic_algorithms(True) (fill_uninitialized_memory on),
+    empty, empty_strided and the grown part of resize_ read NaN (floating,
+    complex) or the largest value (integers, bool), as on the CPU; tpu left
+    whatever the allocation held."""
+    from torch.testing._internal.common_utils import DeterministicGuard
+    for device in ("cpu", DEVICE):
+        with DeterministicGuard(True, fill_uninitialized_memory=True):
+            made = [torch.empty(5, dtype=dtype, device=device),
+                    torch.empty_strided((2, 3), (1, 2), dtype=dtype, device=device),
+                    torch.empty_like(torch.zeros(4, dtype=dtype, device=device))]
+            grown = torch.zeros(3, dtype=dtype, device=device)
+            grown.resize_(7)
+        if device == "cpu":
+            want = [t.clone() for t in made + [grown]]
+        else:
+            for got, ref in zip(made + [grown], want):
+                torch.testing.assert_close(got.cpu(), ref, equal_nan=True, rtol=0, atol=0)
+
+
+def test_local_scalar_dense_of_an_empty_tensor_raises_like_cpu():
+    """test_torch's test__local_scalar_dense_with_empty_tensor."""
+    for device in ("cpu", DEVICE):
+        with pytest.raises(RuntimeError, match="Empty tensor not supported"):
+            torch.ops.aten._local_scalar_dense(torch.randn(0, device=device))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["float32", "bfloat16"])
+def test_hardswish_gradient_at_the_corners_like_cpu(dtype):
+    """test_nn's test_hardswish_grad_corner: the gradient is 1 at x = 3 and 0
+    at x = -3 (the CPU's comparisons are strict inside the ramp); tpu gave 1.5
+    and -0.5."""
+    x = torch.tensor([-4.0, -3.0, -1.0, 0.0, 2.0, 3.0, 4.0]).to(dtype)
+    compare(lambda t: torch.ops.aten.hardswish_backward(torch.ones_like(t), t), x)
+
+
+def test_batch_norm_mixed_dtypes_follow_cpu_rules():
+    """test_nn's test_instancenorm_mixed_dtype_backward: float32 parameters
+    with a float64 input raise (the CPU allows other parameter dtypes only for
+    a bfloat16/float16 input, with float32 parameters); tpu computed."""
+    x = make((2, 3, 4, 4), torch.float64)
+    norm = torch.nn.InstanceNorm2d(3, affine=True)
+    with pytest.raises(RuntimeError, match="mixed dtype"):
+        norm(x)
+    with pytest.raises(RuntimeError, match="mixed dtype"):
+        norm.to(DEVICE)(x.to(DEVICE))
+    # The combination the CPU allows: a bfloat16 input, float32 parameters.
+    compare(lambda t, w, b: F.batch_norm(t, None, None, w, b, training=True), make((4, 3), torch.bfloat16),
+            make(3, seed=1), make(3, seed=2))
+    # Without affine parameters InstanceNorm2d's backward runs in the input's dtype.
+    compare(lambda t: torch.autograd.grad(torch.nn.InstanceNorm2d(3)(t).square().sum(), t)[0],
+            make((2, 3, 4, 4), torch.float64).requires_grad_())
+
+
+def test_ctc_loss_of_empty_log_probs_raises_like_cpu():
+    """test_nn's test_ctc_loss_error: the CPU's message; tpu failed to compile."""
+    for device in ("cpu", DEVICE):
+        empty = torch.tensor([], device=device, dtype=torch.long)
+        with pytest.raises(RuntimeError, match="log_probs tensor must not be empty"):
+            F.ctc_loss(torch.rand(0, 0, 4, device=device), empty, empty, empty, reduction="none")

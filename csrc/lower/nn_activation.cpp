@@ -150,8 +150,9 @@ const std::map<std::string, Formula>& Formulas() {
       {"hardswish_backward", [](Builder& b, const Values& v) {
          Value g = v[0], x = v[1];
          Value mid = b.Mul(g, b.Add(b.Div(x, C(b, 3, x)), C(b, 0.5, x)));
-         Value r = b.Select(b.Cmp(x, C(b, 3, x), Compare::kLE), mid, g);
-         return Values{b.Select(b.Cmp(x, C(b, -3, x), Compare::kLT), Zero(b, g), r)};
+         // The CPU's corners (torch 2.13): 0 at x <= -3, the slope only strictly inside, g at x >= 3.
+         Value r = b.Select(b.Cmp(x, C(b, 3, x), Compare::kLT), mid, g);
+         return Values{b.Select(b.Cmp(x, C(b, -3, x), Compare::kLE), Zero(b, g), r)};
        }},
       {"hardsigmoid", [](Builder& b, const Values& v) {
          Value x = v[0];

@@ -116,6 +116,8 @@ at::Tensor& EyeOut(int64_t n, int64_t m, at::Tensor& out) {
 at::Tensor& EyeOutSquare(int64_t n, at::Tensor& out) { return EyeOut(n, n, out); }
 
 c10::Scalar LocalScalarDense(const at::Tensor& self) {
+  // The CPU's message (Tensor.item() checks the element count before it gets here).
+  TORCH_CHECK(self.numel() > 0, "_local_scalar_dense: Empty tensor not supported");
   if (auto value = ReadThroughMirror(self)) return *value;
   at::Tensor host = self.to(at::kCPU);
   return host.item();

@@ -41,6 +41,7 @@ void Check(const at::Tensor& log_probs, const at::Tensor& targets, at::IntArrayR
               "\"ctc_loss_cpu\" not implemented for '", c10::toString(log_probs.scalar_type()), "'");
   TORCH_CHECK(targets.scalar_type() == at::kLong || targets.scalar_type() == at::kInt,
               "\"ctc_loss_cpu\" not implemented for '", c10::toString(targets.scalar_type()), "'");
+  TORCH_CHECK(log_probs.numel() > 0, "log_probs tensor must not be empty");
   TORCH_CHECK(log_probs.dim() == 3, "Expected 3-dimensional tensor, but got ", log_probs.dim(),
               "-dimensional tensor for argument #1 'log_probs' (while checking arguments for ctc_loss_cpu)");
   const int64_t batch = log_probs.size(1), classes = log_probs.size(2), steps = log_probs.size(0);

@@ -9,6 +9,7 @@
 #include <ATen/native/Resize.h>
 
 #include <array>
+#include <initializer_list>
 #include <sstream>
 
 #include "aten/kernels/nn_util.h"
@@ -122,9 +123,24 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> LayerNormBackwardOut(
 
 // ---------------------------------------------------------------- batch norm
 
+// The CPU's rule for parameters of another dtype than the input (ATen's
+// cpu/mixed_data_type.h): when the first parameter given differs from the
+// input, every parameter must be float32 and the input bfloat16 or float16.
+void CheckMixedDtypes(const at::Tensor& input, std::initializer_list<const Opt*> params) {
+  const Opt* first = nullptr;
+  for (const Opt* p : params)
+    if (!first && Has(*p)) first = p;
+  if (!first || (**first).scalar_type() == input.scalar_type()) return;
+  for (const Opt* p : params)
+    TORCH_CHECK(!Has(*p) || (**p).scalar_type() == c10::kFloat,
+                "mixed dtype (tpu): expect parameter to have scalar type of Float");
+  TORCH_CHECK(at::isReducedFloatingType(input.scalar_type()), "mixed dtype (tpu): all inputs must share same datatype.");
+}
+
 Three BatchNorm(const at::Tensor& input, const Opt& weight, const Opt& bias, const Opt& running_mean,
                 const Opt& running_var, bool training, double momentum, double eps) {
   CheckFloating(input, "batch_norm");
+  CheckMixedDtypes(input, {&weight, &bias, &running_mean, &running_var});
   TORCH_CHECK(input.dim() >= 2, "batch_norm: expected input of at least 2 dimensions, got ", input.dim());
   bool has_running = Has(running_mean) && Has(running_var);
   TORCH_CHECK(training || has_running, "running_mean and running_var must be defined in evaluation mode");

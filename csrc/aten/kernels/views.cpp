@@ -3,6 +3,7 @@
 // op must be native here, since the CPU fallback would return copies.
 #include <ATen/EmptyTensor.h>
 #include <ATen/native/Resize.h>
+#include <ATen/native/TensorFactories.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/unfold_native.h>
@@ -27,14 +28,26 @@ void CheckSupported(std::optional<c10::ScalarType> dtype) {
   TORCH_CHECK_TYPE(IsSupported(t), "torchtpu: dtype ", t, " is not supported on the tpu device");
 }
 
+// torch.use_deterministic_algorithms(True) with
+// torch.utils.deterministic.fill_uninitialized_memory (its default): new
+// memory reads as NaN (floating and complex) or the largest value
+// (integers, bool), as the CPU's and CUDA's empty kernels fill it.
+at::Tensor FillIfDeterministic(at::Tensor t) {
+  const auto& ctx = at::globalContext();
+  if (ctx.deterministicAlgorithms() && ctx.deterministicFillUninitializedMemory()) {
+    at::native::fill_empty_deterministic_(t);
+  }
+  return t;
+}
+
 at::Tensor Empty(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
                  std::optional<c10::Layout> layout, std::optional<c10::Device> device,
                  std::optional<bool> pin_memory, std::optional<c10::MemoryFormat> memory_format) {
   CheckSupported(dtype);
   c10::DeviceGuard guard(device.value_or(TpuDevice(CurrentDevice())));
-  return at::detail::empty_generic(size, &Allocator(), kTpuKeys,
-                                   dtype.value_or(c10::get_default_dtype_as_scalartype()),
-                                   memory_format);
+  return FillIfDeterministic(at::detail::empty_generic(size, &Allocator(), kTpuKeys,
+                                                       dtype.value_or(c10::get_default_dtype_as_scalartype()),
+                                                       memory_format));
 }
 
 at::Tensor EmptyStrided(c10::IntArrayRef size, c10::IntArrayRef stride,
@@ -42,8 +55,8 @@ at::Tensor EmptyStrided(c10::IntArrayRef size, c10::IntArrayRef stride,
                         std::optional<c10::Device> device, std::optional<bool> pin_memory) {
   CheckSupported(dtype);
   c10::DeviceGuard guard(device.value_or(TpuDevice(CurrentDevice())));
-  return at::detail::empty_strided_generic(size, stride, &Allocator(), kTpuKeys,
-                                           dtype.value_or(c10::get_default_dtype_as_scalartype()));
+  return FillIfDeterministic(at::detail::empty_strided_generic(
+      size, stride, &Allocator(), kTpuKeys, dtype.value_or(c10::get_default_dtype_as_scalartype())));
 }
 
 at::Tensor& SetStorage(at::Tensor& self, c10::Storage source, int64_t offset,

@@ -5,6 +5,7 @@
 #include <ATen/MemoryOverlap.h>
 #include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
+#include <ATen/native/ResizeCommon.h>
 #include <torch/library.h>
 
 #include <cstring>
@@ -192,8 +193,14 @@ const at::Tensor& Resize(const at::Tensor& self, c10::IntArrayRef size,
   int64_t itemsize = self.dtype().itemsize();
   int64_t numel = c10::multiply_integers(size);
   int64_t needed = (self.storage_offset() + numel) * itemsize;
-  if (needed > static_cast<int64_t>(self.storage().nbytes())) {
+  const int64_t old_nbytes = static_cast<int64_t>(self.storage().nbytes());
+  if (needed > old_nbytes) {
     ResizeStorageBytes(self.storage(), needed);
+    // Deterministic mode fills the grown part as the CPU does (NaN or the largest value).
+    const auto& ctx = at::globalContext();
+    if (ctx.deterministicAlgorithms() && ctx.deterministicFillUninitializedMemory()) {
+      at::native::fill_resize_deterministic_(self, old_nbytes);
+    }
   }
   auto* impl = self.unsafeGetTensorImpl();
   impl->set_sizes_contiguous(size);
