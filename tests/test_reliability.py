@@ -387,6 +387,23 @@ def test_exit_right_after_backward_does_not_abort():
         assert p.returncode == 0 and "terminate called" not in err, (p.returncode, err[-2000:])
 
 
+def test_exit_drain_leaves_cpu_only_programs_alone():
+    """A CPU-only backward starts the device threads too (every backward does
+    once a device is registered); with nothing allocated on tpu the exit
+    handler sends nothing through them."""
+    r = run_python("""
+        import torch
+        from torchtpu import _autograd_exit
+        x = torch.ones(3, requires_grad=True)
+        (x * 2).sum().backward()
+        _autograd_exit.drain_autograd_device_threads()
+        print(_autograd_exit.autograd_device_thread_indices(), torch.tpu.memory_stats(0)["allocation.all.allocated"])
+    """)
+    assert r.returncode == 0, r.stderr
+    threads, allocated = r.stdout.strip().rsplit("] ", 1)
+    assert threads.startswith("[0") and allocated == "0", r.stdout
+
+
 def test_autograd_device_threads_are_found_after_a_backward_pass():
     from torchtpu import _autograd_exit
     x = torch.ones(3, device=TPU, requires_grad=True)

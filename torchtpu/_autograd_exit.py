@@ -62,8 +62,15 @@ def _empty_backward(index: int) -> None:
         (out,), (torch.ones((), device=device),), False, False, (), allow_unreachable=True, accumulate_grad=True)
 
 
+def _allocated_on(index: int) -> bool:
+    # A tpu backward pass allocates on its device; a CPU-only program (whose
+    # backward starts the device threads too, as any backward does once a
+    # device type is registered) has nothing to drain and no tpu work to start.
+    return torch.tpu.memory_stats(index).get("allocation.all.allocated", 0) > 0
+
+
 def drain_autograd_device_threads() -> None:
-    indices = [i for i in autograd_device_thread_indices() if i < torch.tpu.device_count()]
+    indices = [i for i in autograd_device_thread_indices() if i < torch.tpu.device_count() and _allocated_on(i)]
     if not indices:
         return
 
