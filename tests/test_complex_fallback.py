@@ -28,10 +28,9 @@ def cmake(shape, dtype, seed=0):
 # the CPU through the fallback and match the CPU. (addmm, addmv, vdot,
 # vector_norm, cross and matrix_exp are native now:
 # tests/test_ops_linalg_complex.py; var: tests/test_ops_complex.py; sinc:
-# tests/test_conformance_complex.py; silu, logaddexp and renorm:
+# tests/test_conformance_complex.py; silu, logaddexp, logcumsumexp and renorm:
 # tests/test_ops_complex_tail.py.)
 FALLBACK_OPS = {
-    "logcumsumexp": lambda t: t.logcumsumexp(0),
     "log_softmax": lambda t: t.log_softmax(1),
     "ldl_factor": lambda t: torch.linalg.ldl_factor(t @ t.mH)[0],
 }

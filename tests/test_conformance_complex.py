@@ -38,7 +38,7 @@ def test_complex_data_movement_conformance(tmp_path):
 # Complex activations, log-add-exp, norms and distances, and the random fills
 # (tests/test_ops_complex_tail.py): native and matching (the fills' OpInfos
 # compare shapes and dtypes, their values are random).
-COMPLEX_TAIL_OPS = ("nn.functional.silu.complex", "logaddexp", "renorm", "dist", "nn.functional.pairwise_distance",
+COMPLEX_TAIL_OPS = ("nn.functional.silu.complex", "logaddexp", "logcumsumexp", "renorm", "dist", "nn.functional.pairwise_distance",
                     "nn.functional.triplet_margin_loss", "nn.functional.triplet_margin_with_distance_loss",
                     "normal.in_place", "uniform", "rand_like", "randn_like")
 

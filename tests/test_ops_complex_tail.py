@@ -1,5 +1,6 @@
 """Complex ops made native after the bulk of test_ops_complex.py: silu,
-logaddexp (with the CPU's NaN and infinity rules), renorm, the norms behind
+logaddexp (with the CPU's NaN and infinity rules), logcumsumexp (in the
+CPU's order), renorm, the norms behind
 dist, pairwise_distance and the triplet losses, and the random fills
 (normal_, uniform_, randn, rand_like, randn_like). Compared with the CPU on
 contiguous and non-contiguous inputs and with the lazy conj bit; this file
@@ -71,6 +72,29 @@ def test_logaddexp(dtype):
     _each_layout(torch.logaddexp, a, b, dtype=dtype)
     compare(lambda x, y: torch.logaddexp(x, y[:1]), a, b, dtype_tol=tol(dtype))  # broadcast
     compare(lambda x, y, o: torch.logaddexp(x, y, out=o), a, b, torch.empty(0, dtype=dtype), dtype_tol=tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_logcumsumexp(dtype, dim):
+    # Large phases: a scan in another order than the CPU's would differ by 2 pi i.
+    x = torch.complex(make((5, 6, 4), PART[dtype], -6, 6, seed=11), make((5, 6, 4), PART[dtype], -9, 9, seed=12))
+    _each_layout(lambda t: torch.logcumsumexp(t, dim), x, dtype=dtype)
+    compare(lambda t, o: torch.logcumsumexp(t, dim, out=o), x, torch.empty(0, dtype=dtype), dtype_tol=tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_logcumsumexp_special_values_and_gradient(dtype):
+    x = torch.tensor([complex(-INF, 0), 1 + 2j, complex(INF, 1), 3 + 0j, complex(NAN, 0), 1j], dtype=dtype)
+    compare(lambda t: torch.view_as_real(torch.logcumsumexp(t, 0)), x, dtype_tol=tol(dtype))
+    compare(lambda t: torch.logcumsumexp(t, 0), torch.zeros(0, 3, dtype=dtype), dtype_tol=tol(dtype))
+    y = cmake((4, 5), torch.complex128, seed=13)
+    grads = []
+    for device in ("cpu", DEVICE):
+        t = y.to(device).requires_grad_()
+        out = torch.logcumsumexp(t, 1) * torch.arange(5, device=device)
+        grads.append(torch.autograd.grad(out.sum().abs(), t)[0].cpu())
+    torch.testing.assert_close(grads[1], grads[0], rtol=1e-7, atol=1e-7)
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)

@@ -15,8 +15,10 @@
 //    computed in f32.
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "graph/lowering.h"
+#include "lower/log_add_exp.h"
 #include "lower/lower_util.h"
 
 namespace torchtpu::lower {
@@ -111,12 +113,46 @@ REGISTER_LOWERING("cummaxmin", [](Builder& b, const graph::Node& n, const Values
   return Values{values, r[1]};
 });
 
-// attrs: 0 dim, 1 compute dtype. input: self (floating). result: self's dtype.
+// Complex input, in the CPU's order: one element after another along `dim`,
+// cum = log_add_exp(x_i, cum) from cum = -inf. A tree of partial results (the
+// real scan above) would give the same value up to a multiple of 2 pi i: the
+// imaginary part is the phase of whichever operand has the larger real part
+// plus the phases log1p adds along the way, so it depends on the order.
+// One while loop over the length of `dim`, every other position at once.
+Value ComplexLogcumsumexp(Builder& b, Value x, int64_t dim) {
+  std::vector<int64_t> perm = {dim};
+  for (int64_t d = 0; d < x.rank(); ++d)
+    if (d != dim) perm.push_back(d);
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
+  Value front = b.Transpose(x, perm);
+  const hlo::Shape moved = front.shape();
+  const int64_t steps = moved[0], rest = front.type.numel() / steps;
+  Value rows = b.Reshape(front, {steps, rest});
+  Value zero = I64(b, 0);
+  Value init = b.Constant(Literal::Float(-std::numeric_limits<double>::infinity()), x.dtype(), {rest});  // -inf + 0i
+  Values state = b.While(
+      {zero, init, rows, rows},
+      [steps](Builder& rb, const Values& s) { return Values{rb.Cmp(s[0], I64(rb, steps), Compare::kLT)}; },
+      [rest](Builder& rb, const Values& s) {
+        Value t = s[0], cum = s[1], all = s[2], src = s[3];
+        Value z = I64(rb, 0);
+        Value row = rb.Reshape(rb.DynamicSlice(src, {t, z}, {1, rest}), {rest});
+        Value next = ComplexLogAddExp(rb, row, cum);
+        return Values{rb.Add(t, I64(rb, 1)), next, rb.DynamicUpdateSlice(all, rb.Reshape(next, {1, rest}), {t, z}),
+                      src};
+      });
+  return b.Transpose(b.Reshape(state[2], moved), inverse);
+}
+
+// attrs: 0 dim, 1 compute dtype. input: self (floating or complex: complex64
+// accumulates in complex128, as the CPU's acc_type). result: self's dtype.
 REGISTER_LOWERING("logcumsumexp", [](Builder& b, const graph::Node& n, const Values& in) {
   const int64_t dim = n.IntAttr(0);
   const DType compute = static_cast<DType>(n.IntAttr(1));
   Value x = in[0];
   if (x.rank() == 0 || x.type.numel() == 0) return Values{x};
+  if (hlo::IsComplex(compute)) return Values{b.Convert(ComplexLogcumsumexp(b, b.Convert(x, compute), dim), x.dtype())};
   Value v = b.Convert(x, compute);
   Value init = b.Constant(Lowest(compute), compute, {});
   auto body = [](Builder& rb, const Values& a) {

@@ -39,10 +39,14 @@ void CumminHelper(const at::Tensor& self, at::Tensor& values, at::Tensor& indice
 
 void RunLogcumsumexp(const at::Tensor& self, int64_t dim, at::Tensor* out, at::Tensor* result) {
   const c10::ScalarType t = self.scalar_type();
-  TORCH_CHECK(at::isFloatingType(t), "\"logcumsumexp_out_cpu\" not implemented for '", c10::toString(t), "'");
+  TORCH_CHECK(at::isFloatingType(t) || at::isComplexType(t), "\"logcumsumexp_out_cpu\" not implemented for '",
+              c10::toString(t), "'");
   const int64_t d = c10::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
-  // f16/bf16 are accumulated in f32, as the CPU kernel's opmath type.
-  const c10::ScalarType compute = (t == c10::kHalf || t == c10::kBFloat16) ? c10::kFloat : t;
+  // The CPU kernel's accumulation type (acc_type<T, false>): f16/bf16 in f32,
+  // complex64 in complex128.
+  const c10::ScalarType compute = (t == c10::kHalf || t == c10::kBFloat16) ? c10::kFloat
+                                  : t == c10::kComplexFloat                ? c10::kComplexDouble
+                                                                           : t;
   OpCall call("logcumsumexp");
   call.Attr(self.dim() == 0 ? int64_t{0} : d).Attr(H(compute)).In(self);
   if (out) {

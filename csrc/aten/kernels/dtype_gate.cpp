@@ -92,6 +92,8 @@ const std::unordered_set<std::string_view>& ComplexNative() {
       "silu", "silu_", "silu.out", "silu_backward", "silu_backward.grad_input",
       // lower/elementwise.cpp: the CPU's complex log-add-exp (its NaN and infinity cases included)
       "logaddexp",
+      // lower/cumulative.cpp: complex logcumsumexp in the CPU's order (one element after another)
+      "_logcumsumexp", "_logcumsumexp.out",
   };
   return ops;
 }
