@@ -1,6 +1,8 @@
 // LDL^T with Bunch-Kaufman pivoting (LAPACK's sytf2, lower triangle) and the
 // solve with it (sytrs), as stablehlo.while loops, so linalg.ldl_factor(_ex)
-// and linalg.ldl_solve give the CPU's LD, pivots and info.
+// and linalg.ldl_solve give the CPU's LD, pivots and info. Real and complex
+// symmetric (zsytf2/zsytrs: the same steps without conjugation, pivots
+// chosen by |re| + |im|); the Hermitian factorization (zhetf2) is not here.
 //
 // The pivot steps are 1x1 or 2x2 per matrix, so matrices of a batch advance
 // differently: an outer loop takes one matrix at a time. Inside, the matrix
@@ -41,12 +43,19 @@ struct Mat {
   Value Vec(Value s) const { return b.BroadcastInDim(s, {n}, {}); }
   Value Grid(Value s) const { return b.BroadcastInDim(s, {n, n}, {}); }
   Value F(double v) const { return b.Constant(Literal::Float(v), t, {}); }
-  Value Abs(Value x) const { return b.Unary("abs", x); }
+  // Magnitudes (pivot choices) are in the real type: for complex elements
+  // LAPACK's zsytf2 compares cabs1(z) = |re z| + |im z|.
+  DType Real() const { return hlo::ComplexPart(t); }
+  Value R(double v) const { return b.Constant(Literal::Float(v), Real(), {}); }
+  Value Abs(Value x) const {
+    if (!hlo::IsComplex(x.dtype())) return b.Unary("abs", x);
+    return b.Add(b.Unary("abs", b.Real(x)), b.Unary("abs", b.Imag(x)));
+  }
   Value Max(Value v) const { return ReduceWith(b, v, {0}, "maximum", Literal::Float(-INFINITY)); }
   // XLA's CPU max reduction may pass over a NaN: this one returns NaN then.
   Value NanMax(Value v) const {
     Value any_nan = ReduceWith(b, IsNan(b, v), {0}, "or", Literal::Bool(false));
-    return b.Select(any_nan, F(NAN), Max(v));
+    return b.Select(any_nan, R(NAN), Max(v));
   }
   Value MinIndex(Value v) const { return ReduceWith(b, v, {0}, "minimum", Literal::Int(n)); }
   // x(i) * y(j)
@@ -70,7 +79,7 @@ Values FactorStep(Builder& rb, int64_t n, DType t, const Values& s) {
   Value idx = m.Index();
   Value rows = m.Rows(), cols = m.Cols();
   Value one = I64(rb, 1);
-  Value neg1 = rb.Constant(Literal::Float(-1), t, {n});
+  Value neg1 = rb.Constant(Literal::Float(-1), m.Real(), {n});
   // Largest off-diagonal |a(i, k)| below the diagonal, at its first row.
   Value absakk = m.Abs(m.At(w, k, k));
   Value below = rb.Cmp(idx, m.Vec(k), Compare::kGT);
@@ -85,22 +94,25 @@ Values FactorStep(Builder& rb, int64_t n, DType t, const Values& s) {
   Value imax = rb.Select(has_nan, first_nan, first_max);
   Value any_below = rb.Cmp(imax, I64(rb, n), Compare::kLT);
   imax = rb.Select(any_below, imax, k);
-  Value colmax = rb.Select(any_below, m.Abs(m.At(w, imax, k)), m.F(0));
+  Value colmax = rb.Select(any_below, m.Abs(m.At(w, imax, k)), m.R(0));
   // A zero column: info, and nothing to do. The test is the CPU's (MKL's
   // sytrf, not the reference sytf2's DISNAN): max(absakk, colmax) == 0 with
   // the max as x86's maxsd takes it, the second operand when either is NaN.
   // So a NaN pivot with nothing below it counts as zero, and one above NaN
   // values goes on with NaN comparisons, all false.
   Value larger = rb.Select(rb.Cmp(absakk, colmax, Compare::kGT), absakk, colmax);
-  Value zero_col = rb.Cmp(larger, m.F(0), Compare::kEQ);
+  Value zero_col = rb.Cmp(larger, m.R(0), Compare::kEQ);
+  // The complex factorization (MKL's zsytrf) keeps the reference sytf2's
+  // DISNAN(absakk) test: a NaN pivot candidate ends the column as a zero one.
+  if (hlo::IsComplex(t)) zero_col = Or(rb, zero_col, IsNan(rb, absakk));
   // Largest off-diagonal |a(imax, j)| of the trailing block (row and column
   // imax of the symmetric block are the same values).
   Value in_block = rb.Cmp(idx, m.Vec(k), Compare::kGE);
   Value off_diag = rb.Cmp(idx, m.Vec(imax), Compare::kNE);
   Value rowmax = m.NanMax(rb.Select(And(rb, in_block, off_diag), m.Abs(m.Row(w, imax)), neg1));
-  Value no_swap = rb.Cmp(absakk, rb.Mul(m.F(alpha), colmax), Compare::kGE);
-  Value no_swap2 = rb.Cmp(absakk, rb.Mul(rb.Mul(m.F(alpha), colmax), rb.Div(colmax, rowmax)), Compare::kGE);
-  Value one_by_one_at_imax = rb.Cmp(m.Abs(m.At(w, imax, imax)), rb.Mul(m.F(alpha), rowmax), Compare::kGE);
+  Value no_swap = rb.Cmp(absakk, rb.Mul(m.R(alpha), colmax), Compare::kGE);
+  Value no_swap2 = rb.Cmp(absakk, rb.Mul(rb.Mul(m.R(alpha), colmax), rb.Div(colmax, rowmax)), Compare::kGE);
+  Value one_by_one_at_imax = rb.Cmp(m.Abs(m.At(w, imax, imax)), rb.Mul(m.R(alpha), rowmax), Compare::kGE);
   Value keep_k = Or(rb, zero_col, Or(rb, no_swap, no_swap2));
   Value kp = rb.Select(keep_k, k, imax);
   Value two = And(rb, Not(rb, keep_k), Not(rb, one_by_one_at_imax));

@@ -82,8 +82,25 @@ void ScanStack(GateScan& g, const c10::OperatorHandle& op, const torch::jit::Sta
 // for everything `g` found.
 bool GateAllows(const std::string& op, const GateScan& g);
 
+// Runs the ATen op `name` ("add.Tensor", "linalg_ldl_factor_ex") through the
+// CPU fallback with these arguments (boxed, as the dispatcher would): the
+// gate's refusal, and kernels native for only some argument values.
+template <typename Sig>
+struct Fallback;
+template <typename R, typename... Args>
+struct Fallback<R(Args...)> {
+  static R Call(const std::string& name, Args... args) {
+    const size_t dot = name.find('.');
+    const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(
+        ("aten::" + name.substr(0, dot)).c_str(), dot == std::string::npos ? "" : name.c_str() + dot + 1);
+    return c10::impl::BoxedKernelWrapper<R(Args...)>::call(c10::BoxedKernel::makeFromFunction<&TpuFallback>(), op,
+                                                         c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                                         std::forward<Args>(args)...);
+  }
+};
+
 // Calls `fn(args...)` when the gate allows, else the CPU fallback with the
-// same arguments (boxed, as the dispatcher would).
+// same arguments.
 template <typename Sig>
 struct Gated;
 template <typename R, typename... Args>
@@ -94,12 +111,7 @@ struct Gated<R(Args...)> {
       GateScan g;
       (ScanArg(g, args), ...);
       if (!g.special() || GateAllows(name, g)) return fn(std::forward<Args>(args)...);
-      const size_t dot = name.find('.');
-      const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(
-          ("aten::" + name.substr(0, dot)).c_str(), dot == std::string::npos ? "" : name.c_str() + dot + 1);
-      return c10::impl::BoxedKernelWrapper<R(Args...)>::call(
-          c10::BoxedKernel::makeFromFunction<&TpuFallback>(), op,
-          c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), std::forward<Args>(args)...);
+      return Fallback<R(Args...)>::Call(name, std::forward<Args>(args)...);
     };
   }
 };

@@ -1,9 +1,10 @@
 // linalg.ldl_factor(_ex) and linalg.ldl_solve (lowerings in
 // lower/linalg_ldl.cpp): Bunch-Kaufman LDL^T of the lower triangle, as the
-// CPU's LAPACK sytrf/sytrs, so LD, pivots and info are the CPU's. Real
-// dtypes only (complex goes to the CPU fallback through the dtype gate, and
-// `hermitian` changes nothing for real matrices, as on the CPU).
-// check_errors reads info back to the host, as on the CPU.
+// CPU's LAPACK sytrf/sytrs, so LD, pivots and info are the CPU's. Real and
+// complex symmetric matrices (`hermitian` changes nothing for real ones, as
+// on the CPU); a complex one with hermitian=True (LAPACK's hetrf/hetrs, with
+// conjugation and real 1x1 pivots) runs on the CPU fallback. check_errors
+// reads info back to the host, as on the CPU.
 #include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
@@ -18,9 +19,14 @@ namespace {
 constexpr const char* kFactor = "torch.linalg.ldl_factor_ex";
 constexpr const char* kSolve = "torch.linalg.ldl_solve";
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> LdlFactorEx(const at::Tensor& self, bool /*hermitian*/,
-                                                           bool check_errors) {
-  CheckFloatMatrices(self, kFactor, "ldl_factor_kernel_cpu");
+using FactorResult = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
+
+FactorResult LdlFactorEx(const at::Tensor& self, bool hermitian, bool check_errors) {
+  if (hermitian && self.is_complex()) {
+    return Fallback<FactorResult(const at::Tensor&, bool, bool)>::Call("linalg_ldl_factor_ex", self, hermitian,
+                                                                         check_errors);
+  }
+  CheckFloatOrComplexMatrices(self, kFactor, "ldl_factor_kernel_cpu");
   CheckSquare(self, kFactor);
   const auto batch = self.sizes().slice(0, self.dim() - 2);
   at::Tensor ld, pivots, info;
@@ -48,10 +54,14 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> LdlFactorExOut(const at::Tenso
   return {ld, pivots, info};
 }
 
-at::Tensor LdlSolve(const at::Tensor& ld, const at::Tensor& pivots, const at::Tensor& b, bool /*hermitian*/) {
+at::Tensor LdlSolve(const at::Tensor& ld, const at::Tensor& pivots, const at::Tensor& b, bool hermitian) {
+  if (hermitian && ld.is_complex()) {
+    return Fallback<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, bool)>::Call(
+        "linalg_ldl_solve", ld, pivots, b, hermitian);
+  }
   TORCH_CHECK(b.dim() >= 2, kSolve, ": Expected B to have at least 2 dimensions, but it has ", b.dim(),
               " dimensions.");
-  CheckFloatMatrices(ld, kSolve, "ldl_solve_kernel_cpu");
+  CheckFloatOrComplexMatrices(ld, kSolve, "ldl_solve_kernel_cpu");
   CheckSquare(ld, kSolve);
   TORCH_CHECK(at::isIntegralType(pivots.scalar_type(), /*includeBool=*/false), kSolve,
               ": Expected pivots to be integers. Got ", pivots.scalar_type());
