@@ -293,3 +293,30 @@ def test_ctc_loss_of_empty_log_probs_raises_like_cpu():
         empty = torch.tensor([], device=device, dtype=torch.long)
         with pytest.raises(RuntimeError, match="log_probs tensor must not be empty"):
             F.ctc_loss(torch.rand(0, 0, 4, device=device), empty, empty, empty, reduction="none")
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.uint8],
+                         ids=lambda d: str(d).replace("torch.", ""))
+def test_integer_linspace_like_cpu(dtype):
+    """test_tensor_creation_ops' test_linspace / test_linspace_vs_numpy_integral:
+    the step was a constant divisor, which XLA turns into a multiplication by
+    its reciprocal (1 + 21 * 126/49 came out as 54.99999999999999 and
+    truncated to 54; the CPU's 55), and fractional endpoints were not
+    converted to the integer dtype first (0.5 counts as 0 on the CPU)."""
+    for start, end, steps in ((1, 127, 50), (1, 127, 25), (10, 200, 191), (0.5, 3.7, 17), (3.7, 0.5, 33)):
+        want = torch.linspace(start, end, steps, dtype=dtype)
+        got = torch.linspace(start, end, steps, dtype=dtype, device=DEVICE).cpu()
+        assert torch.equal(got, want), (start, end, steps, got, want)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        torch.linspace(0, 1000, 5, dtype=torch.int8, device=DEVICE)
+
+
+@pytest.mark.parametrize("op", [torch.complex, torch.polar], ids=["complex", "polar"])
+def test_complex_and_polar_check_the_out_dtype(op):
+    """test_tensor_creation_ops' test_torch_complex_out_dtype_error: a real
+    out= raises the CPU's message (polar wrote into it)."""
+    for device in ("cpu", DEVICE):
+        a = torch.tensor([1.0, 2.0], device=device)
+        with pytest.raises(RuntimeError, match="Expected object of scalar type ComplexFloat but got scalar type "
+                                               "Float for argument 'out'"):
+            op(a, a, out=torch.zeros(2, device=device))

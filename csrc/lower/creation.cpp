@@ -21,7 +21,10 @@ REGISTER_LOWERING("linspace", [](Builder& b, const graph::Node& n, const Values&
   DType acc = in[0].dtype();
   hlo::Shape shape{steps};
   Value start = b.BroadcastTo(in[0], shape), end = b.BroadcastTo(in[1], shape);
-  Value step = b.Div(b.Sub(in[1], in[0]), Scalar(b, static_cast<double>(std::max<int64_t>(steps - 1, 1)), acc));
+  // The divisor steps - 1 is a runtime operand: divided by a constant, XLA
+  // multiplies by its reciprocal instead, one ulp off the CPU's step (and an
+  // integer linspace then truncates 55.00000000000001 to 54).
+  Value step = b.Div(b.Sub(in[1], in[0]), in[2]);
   step = b.BroadcastTo(step, shape);
   // The index counts in int64 and meets the step only as its distance from
   // the nearer end (< steps / 2), as in the CPU kernel: an iota in a
@@ -30,6 +33,8 @@ REGISTER_LOWERING("linspace", [](Builder& b, const graph::Node& n, const Values&
   Value i = b.Iota(index_type, 0);
   Value halfway = b.Constant(Literal::Int(steps / 2), DType::kI64, shape);
   Value last = b.Constant(Literal::Int(steps - 1), DType::kI64, shape);
+  // (The CPU's build contracts these into fused multiply-adds, XLA does not:
+  // a floating linspace may differ from the CPU's in the last bit.)
   Value up = b.Add(start, b.Mul(step, b.Convert(i, acc)));
   Value down = b.Sub(end, b.Mul(step, b.Convert(b.Sub(last, i), acc)));
   Value first_half = b.Cmp(i, halfway, hlo::Compare::kLT);

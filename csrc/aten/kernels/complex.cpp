@@ -43,11 +43,16 @@ at::Tensor Complex(const at::Tensor& real, const at::Tensor& imag) {
   return PartsCall("complex.from_parts", real, imag).Run1();
 }
 
+// The out= tensor of torch.complex and torch.polar must have the complex dtype of the parts (the CPU's message).
+void CheckComplexOut(const at::Tensor& part, const at::Tensor& out) {
+  TORCH_CHECK(out.scalar_type() == c10::toComplexType(part.scalar_type()), "Expected object of scalar type ",
+              c10::toComplexType(part.scalar_type()), " but got scalar type ", out.scalar_type(),
+              " for argument 'out'");
+}
+
 at::Tensor& ComplexOut(const at::Tensor& real, const at::Tensor& imag, at::Tensor& out) {
   OpCall call = PartsCall("complex.from_parts", real, imag);
-  TORCH_CHECK(out.scalar_type() == c10::toComplexType(real.scalar_type()), "Expected object of scalar type ",
-              c10::toComplexType(real.scalar_type()), " but got scalar type ", out.scalar_type(),
-              " for argument 'out'");
+  CheckComplexOut(real, out);
   at::native::resize_output(out, call.ResultTypes().at(0).shape);
   call.RunInto({out});
   return out;
@@ -67,6 +72,7 @@ at::Tensor Polar(const at::Tensor& abs, const at::Tensor& angle) {
 at::Tensor& PolarOut(const at::Tensor& abs, const at::Tensor& angle, at::Tensor& out) {
   OpCall call = PartsCall("complex.polar", abs, angle);
   CheckPolarParts(abs);
+  CheckComplexOut(abs, out);
   at::native::resize_output(out, call.ResultTypes().at(0).shape);
   call.RunInto({out});
   return out;

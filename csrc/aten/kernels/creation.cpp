@@ -3,6 +3,7 @@
 // over empty + fill_. Start, step and fill values are runtime scalars, so a
 // new value never compiles a new program.
 #include <ATen/ATen.h>
+#include <ATen/Dispatch_v2.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 
@@ -94,12 +95,23 @@ at::Tensor& LinspaceOut(const c10::Scalar& start, const c10::Scalar& end, int64_
   at::assert_no_internal_overlap(out);  // an expanded out, as the CPU's iterator refuses it
   if (steps == 0) return out;
   if (steps == 1) return Fill(out, start);
-  c10::ScalarType acc = at::isIntegralType(out.scalar_type(), true) ? c10::kDouble : out.scalar_type();
+  const bool integral = at::isIntegralType(out.scalar_type(), true);
+  c10::ScalarType acc = integral ? c10::kDouble : out.scalar_type();
+  // As the CPU kernel: an integer linspace converts start and end to its
+  // dtype first (0.5 counts as 0), then steps in double.
+  auto endpoint = [&](const c10::Scalar& v) {
+    if (!integral) return v;
+    double converted = 0;  // Scalar::to raises the CPU's overflow error
+    AT_DISPATCH_V2(out.scalar_type(), "linspace", AT_WRAP([&] { converted = static_cast<double>(v.to<scalar_t>()); }),
+                   AT_EXPAND(AT_INTEGRAL_TYPES_V2), at::kBool);
+    return c10::Scalar(converted);
+  };
   OpCall call("linspace");
   call.Attr(steps)
       .Attr(static_cast<int64_t>(ToHlo(out.scalar_type())))
-      .Scalar(start, acc)
-      .Scalar(end, acc);
+      .Scalar(endpoint(start), acc)
+      .Scalar(endpoint(end), acc)
+      .Scalar(static_cast<double>(steps - 1), acc);
   RunIntoInElementOrder(call, out);
   return out;
 }
