@@ -2,7 +2,9 @@
 LAPACK (sytrf/sytrs, Bunch-Kaufman, lower triangle): LD, pivots (1x1 and
 2x2 blocks, interchanges) and info exactly as the CPU's up to rounding,
 singular and NaN inputs, batches, non-contiguous inputs, out=, and the
-CPU's errors. No CPU fallback (this file fails on one).
+CPU's errors; complex symmetric matrices as zsytrf/zsytrs (complex
+Hermitian ones are handed to the CPU fallback: one test, marked). No other
+CPU fallback (this file fails on one).
 
 Tolerances: float64 1e-10 (the same operations in the same order; only
 XLA's dot-product summation order differs in the solve), float32 the
@@ -13,11 +15,18 @@ import torch
 
 from op_check import DEVICE, ON_CPU, NonContig, compare, make
 
-TOL = {torch.float64: (1e-10, 1e-10), torch.float32: (1e-4, 1e-4)}
+TOL = {torch.float64: (1e-10, 1e-10), torch.float32: (1e-4, 1e-4), torch.complex128: (1e-10, 1e-10),
+       torch.complex64: (1e-4, 1e-4)}
 DTYPES = [torch.float64, torch.float32]
+COMPLEX = [torch.complex128, torch.complex64]
+PART = {torch.complex64: torch.float32, torch.complex128: torch.float64}
 
 
 def matrices(n, dtype, kind, batch=(3,), seed=0):
+    if dtype.is_complex:
+        # Both parts made alike, so "symmetric" is complex symmetric (A = A^T), not Hermitian.
+        return torch.complex(matrices(n, PART[dtype], kind, batch, seed),
+                             matrices(n, PART[dtype], kind, batch, seed + 100))
     a = make(batch + (n, n), dtype, seed=seed)
     if kind == "symmetric":
         a = a + a.mT
@@ -31,7 +40,7 @@ def matrices(n, dtype, kind, batch=(3,), seed=0):
     return a
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", DTYPES + COMPLEX)
 @pytest.mark.parametrize("n", [1, 2, 5, 10])
 @pytest.mark.parametrize("kind", ["general", "symmetric", "zero_pivot", "singular", "nan"])
 def test_factor(kind, n, dtype):
@@ -106,40 +115,21 @@ def test_errors_as_on_cpu():
 
 # ---- complex: symmetric (zsytrf/zsytrs) natively, Hermitian on the fallback
 
-COMPLEX_TOL = {torch.complex128: (1e-10, 1e-10), torch.complex64: (1e-4, 1e-4)}
-PART = {torch.complex64: torch.float32, torch.complex128: torch.float64}
-
-
-def complex_matrices(n, dtype, kind, batch=(3,), seed=0):
-    """Both parts made like `matrices`' (so "symmetric" is complex symmetric,
-    A = A^T, not Hermitian)."""
-    return torch.complex(matrices(n, PART[dtype], kind, batch, seed), matrices(n, PART[dtype], kind, batch, seed + 100))
-
-
-@pytest.mark.parametrize("dtype", list(COMPLEX_TOL))
-@pytest.mark.parametrize("n", [1, 2, 5, 10])
-@pytest.mark.parametrize("kind", ["general", "symmetric", "zero_pivot", "singular", "nan"])
-def test_complex_factor(kind, n, dtype):
-    a = complex_matrices(n, dtype, kind)
-    compare(torch.linalg.ldl_factor_ex, a, dtype_tol=COMPLEX_TOL[dtype])
-    compare(lambda t: torch.linalg.ldl_factor_ex(t.mT), NonContig(a), dtype_tol=COMPLEX_TOL[dtype])
-
-
 def test_complex_pivot_kinds_are_exercised():
     # zsytf2 chooses pivots by |re| + |im|: the samples reach every branch.
-    piv = torch.linalg.ldl_factor_ex(complex_matrices(10, torch.complex128, "general", batch=(20,), seed=4)).pivots
+    piv = torch.linalg.ldl_factor_ex(matrices(10, torch.complex128, "general", batch=(20,), seed=4)).pivots
     idx = torch.arange(1, 11)
     assert (piv < 0).any() and ((piv > 0) & (piv != idx)).any() and (piv == idx).any()
 
 
-@pytest.mark.parametrize("dtype", list(COMPLEX_TOL))
+@pytest.mark.parametrize("dtype", COMPLEX)
 @pytest.mark.parametrize("n", [1, 4, 9])
 def test_complex_solve(n, dtype):
-    a = complex_matrices(n, dtype, "general", seed=n)
+    a = matrices(n, dtype, "general", seed=n)
     b = torch.complex(make((3, n, 2), PART[dtype], seed=7), make((3, n, 2), PART[dtype], seed=8))
     ld, piv = torch.linalg.ldl_factor(a)
-    compare(torch.linalg.ldl_solve, ld, piv, b, dtype_tol=COMPLEX_TOL[dtype])
-    compare(torch.linalg.ldl_solve, ld, piv.long(), NonContig(b), dtype_tol=COMPLEX_TOL[dtype])
+    compare(torch.linalg.ldl_solve, ld, piv, b, dtype_tol=TOL[dtype])
+    compare(torch.linalg.ldl_solve, ld, piv.long(), NonContig(b), dtype_tol=TOL[dtype])
 
 
 @pytest.mark.allow_fallback
@@ -149,13 +139,13 @@ def test_complex_hermitian_runs_on_the_fallback():
     lowered: the kernel hands it to the CPU fallback, which gives the CPU's
     results."""
     import torchtpu
-    a = complex_matrices(5, torch.complex128, "general")
+    a = matrices(5, torch.complex128, "general")
     h = a @ a.mH
     torchtpu.reset_fallback_stats()
-    compare(lambda t: torch.linalg.ldl_factor_ex(t, hermitian=True), h, dtype_tol=COMPLEX_TOL[torch.complex128])
+    compare(lambda t: torch.linalg.ldl_factor_ex(t, hermitian=True), h, dtype_tol=TOL[torch.complex128])
     ld, piv = torch.linalg.ldl_factor(h, hermitian=True)
-    rhs = complex_matrices(5, torch.complex128, "general", seed=9)[..., :2]
+    rhs = matrices(5, torch.complex128, "general", seed=9)[..., :2]
     compare(lambda l, p, b: torch.linalg.ldl_solve(l, p, b, hermitian=True), ld, piv, rhs,
-            dtype_tol=COMPLEX_TOL[torch.complex128])
+            dtype_tol=TOL[torch.complex128])
     stats = torchtpu.fallback_stats()
     assert stats.get("aten::linalg_ldl_factor_ex", 0) >= 1 and stats.get("aten::linalg_ldl_solve", 0) >= 1, stats
