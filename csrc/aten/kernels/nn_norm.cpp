@@ -134,7 +134,8 @@ void CheckMixedDtypes(const at::Tensor& input, std::initializer_list<const Opt*>
   for (const Opt* p : params)
     TORCH_CHECK(!Has(*p) || (**p).scalar_type() == c10::kFloat,
                 "mixed dtype (tpu): expect parameter to have scalar type of Float");
-  TORCH_CHECK(at::isReducedFloatingType(input.scalar_type()), "mixed dtype (tpu): all inputs must share same datatype.");
+  TORCH_CHECK(at::isReducedFloatingType(input.scalar_type()),
+              "mixed dtype (tpu): all inputs must share same datatype.");
 }
 
 Three BatchNorm(const at::Tensor& input, const Opt& weight, const Opt& bias, const Opt& running_mean,
