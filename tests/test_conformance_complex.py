@@ -41,8 +41,8 @@ def test_complex_data_movement_conformance(tmp_path):
 # (tests/test_ops_linalg_ldl.py): native and matching.
 COMPLEX_TAIL_OPS = ("nn.functional.silu.complex", "logaddexp", "logcumsumexp", "renorm", "dist",
                     "nn.functional.pairwise_distance", "nn.functional.triplet_margin_loss",
-                    "nn.functional.triplet_margin_with_distance_loss", "normal.in_place", "uniform", "rand_like", "randn_like", "linalg.ldl_factor",
-                    "linalg.ldl_factor_ex", "linalg.ldl_solve")
+                    "nn.functional.triplet_margin_with_distance_loss", "normal.in_place", "uniform", "rand_like",
+                    "randn_like", "linalg.ldl_factor", "linalg.ldl_factor_ex", "linalg.ldl_solve")
 
 
 @pytest.mark.mode_independent
