@@ -320,3 +320,79 @@ def test_complex_and_polar_check_the_out_dtype(op):
         with pytest.raises(RuntimeError, match="Expected object of scalar type ComplexFloat but got scalar type "
                                                "Float for argument 'out'"):
             op(a, a, out=torch.zeros(2, device=device))
+
+
+def test_nll_loss_of_1d_input_with_a_longer_target_raises_value_error():
+    """test_nn's test_nll_loss_1d_input_1d_target_invalid_size: the CPU's
+    ValueError (tpu raised a RuntimeError "size mismatch")."""
+    for device in ("cpu", DEVICE):
+        x = torch.randn(10, device=device)
+        t = torch.randint(0, 10, (3,), device=device)
+        with pytest.raises(ValueError, match="For 1D input, 1D target must have size 1, but got target size: 3"):
+            F.nll_loss(x, t)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=["float16", "bfloat16",
+                                                                                       "float32"])
+def test_softshrink_lambda_bounded_by_the_input_dtype(dtype):
+    """test_nn's test_softshrink_lambda_dtype_range: lambda above the input
+    dtype's largest value raises (tpu checked only the sign)."""
+    big = float(torch.finfo(dtype).max) * 1.0001 if dtype != torch.float32 else 3.5e38
+    for device in ("cpu", DEVICE):
+        x = torch.randn(4, 5, device=device).to(dtype)
+        with pytest.raises(RuntimeError, match=r"lambda must be in range \[0, .*\] for input dtype"):
+            F.softshrink(x, lambd=big)
+        with pytest.raises(RuntimeError, match=r"lambda must be in range \[0, .*found -1"):
+            F.softshrink(x, lambd=-1.0)
+    compare(lambda t: F.softshrink(t, 0.5), make((4, 5), dtype))
+
+
+def test_threshold_in_place_on_an_expanded_tensor_like_cpu():
+    """test_nn's test_threshold_inplace_overlap: threshold_ is idempotent, so
+    the CPU allows a self whose elements overlap (an expanded tensor); tpu
+    raised the overlap error."""
+    def run(t):
+        x = t.expand(6, 6)
+        F.threshold(x, 0.5, 0.5, inplace=True)
+        F.threshold_(x, 0.5, -2.0)
+        return t
+    compare(run, make((1, 6), seed=3))
+
+
+DUPLICATE_DIM_REDUCTIONS = {
+    "sum": lambda t, d: t.sum(dim=d),
+    "mean": lambda t, d: t.mean(dim=d),
+    "amax": lambda t, d: t.amax(dim=d),
+    "amin": lambda t, d: t.amin(dim=d),
+    "all": lambda t, d: torch.all(t, dim=d),
+    "any": lambda t, d: torch.any(t, dim=d),
+    "count_nonzero": lambda t, d: torch.count_nonzero(t, dim=d),
+    "vector_norm": lambda t, d: torch.linalg.vector_norm(t, dim=d),
+    "var": lambda t, d: t.var(dim=d),
+    "std": lambda t, d: t.std(dim=d),
+    "nansum": lambda t, d: t.nansum(dim=d),
+    "logsumexp": lambda t, d: t.logsumexp(dim=d),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DUPLICATE_DIM_REDUCTIONS))
+def test_reduction_over_a_repeated_dim_raises_like_cpu(name):
+    """test_reductions' test_dim_multi_duplicate: a dim given twice raises on
+    the CPU ("dim 1 appears multiple times in the list of dims"); tpu reduced
+    it once."""
+    fn = DUPLICATE_DIM_REDUCTIONS[name]
+    x = make((2, 3, 4), seed=1)
+    for device in ("cpu", DEVICE):
+        with pytest.raises(RuntimeError, match="appears multiple times in the list of dims"):
+            fn(x.to(device), [0, 1, -2, 2])
+    compare(lambda t: fn(t, [0, 2]), x)
+
+
+@pytest.mark.parametrize("op", [torch.all, torch.any], ids=["all", "any"])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_all_any_over_an_empty_dim_list_reduce_nothing(op, keepdim):
+    """test_reductions' test_dim_empty(_keepdim): all/any with dim=[] keep the
+    shape (the CPU's allany rule; other reductions take [] as every dim); tpu
+    reduced everything."""
+    for x in (make((2, 3), seed=2), make((), seed=3), make((2, 3), torch.uint8, seed=4)):
+        compare(lambda t: op(t, dim=[], keepdim=keepdim), x)

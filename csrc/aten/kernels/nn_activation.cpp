@@ -18,7 +18,10 @@
 namespace torchtpu::aten::nn {
 namespace {
 
-enum class Mode { kFresh, kInplace, kOut };
+// kIdempotentInplace: an in-place op whose repeated application changes
+// nothing (threshold_), so a self with overlapping elements (an expanded
+// tensor) is allowed, as the CPU's iterator skips its overlap check for it.
+enum class Mode { kFresh, kInplace, kIdempotentInplace, kOut };
 
 // Runs formula `kind` over `tensors` (broadcast together) and `scalars`.
 // The result dtype is the tensors' promoted dtype; the math runs in its
@@ -32,10 +35,12 @@ at::Tensor Pointwise(const std::string& kind, const std::vector<at::Tensor>& ten
   call.Attr(kind).Attr(H(compute)).Attr(H(result));
   for (const at::Tensor& t : tensors) call.In(t);
   for (const c10::Scalar& s : scalars) call.Scalar(s, compute);
-  if (mode == Mode::kInplace) {
+  if (mode == Mode::kInplace || mode == Mode::kIdempotentInplace) {
     // As TensorIterator checks on the CPU.
-    at::assert_no_internal_overlap(tensors[0]);
-    for (size_t i = 1; i < tensors.size(); ++i) at::assert_no_partial_overlap(tensors[0], tensors[i]);
+    if (mode == Mode::kInplace) {
+      at::assert_no_internal_overlap(tensors[0]);
+      for (size_t i = 1; i < tensors.size(); ++i) at::assert_no_partial_overlap(tensors[0], tensors[i]);
+    }
     call.RunInto({tensors[0]});
     return tensors[0];
   }
@@ -113,7 +118,7 @@ at::Tensor Threshold(const at::Tensor& self, const c10::Scalar& threshold, const
 }
 at::Tensor& ThresholdInplace(at::Tensor& self, const c10::Scalar& threshold, const c10::Scalar& value) {
   TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != c10::kBool, "\"threshold_cpu\" not implemented for 'Bool'");
-  Pointwise("threshold", {self}, {threshold, value}, Mode::kInplace);
+  Pointwise("threshold", {self}, {threshold, value}, Mode::kIdempotentInplace);
   return self;
 }
 at::Tensor& ThresholdOut(const at::Tensor& self, const c10::Scalar& threshold, const c10::Scalar& value,
@@ -123,9 +128,14 @@ at::Tensor& ThresholdOut(const at::Tensor& self, const c10::Scalar& threshold, c
   return out;
 }
 void CheckLambd(const at::Tensor& self, const c10::Scalar& lambd) {
-  // As the CPU's softshrink meta function words it.
-  TORCH_CHECK(lambd.toDouble() >= 0, "lambda must be in range [0, ", std::numeric_limits<float>::max(),
-              "] for input dtype ", self.scalar_type(), ", but found ", lambd.toDouble());
+  // As the CPU's softshrink meta function checks and words it: the input dtype's largest value bounds lambda.
+  double max_val = std::numeric_limits<float>::max();
+  if (self.scalar_type() == c10::kDouble) max_val = std::numeric_limits<double>::max();
+  if (self.scalar_type() == c10::kHalf) max_val = static_cast<double>(std::numeric_limits<c10::Half>::max());
+  if (self.scalar_type() == c10::kBFloat16) max_val = static_cast<double>(std::numeric_limits<c10::BFloat16>::max());
+  const double lamb = lambd.toDouble();
+  TORCH_CHECK(0 <= lamb && lamb <= max_val, "lambda must be in range [0, ", max_val, "] for input dtype ",
+              self.scalar_type(), ", but found ", lamb);
 }
 at::Tensor Hardshrink(const at::Tensor& self, const c10::Scalar& lambd) {
   CheckFloating(self, "hardshrink_cpu");

@@ -32,6 +32,10 @@ void CheckWeight(const std::optional<at::Tensor>& weight, int64_t n_classes) {
 void CheckNll(const at::Tensor& self, const at::Tensor& target, const std::optional<at::Tensor>& weight) {
   TORCH_CHECK(self.dim() > 0 && self.dim() <= 2, "input tensor should be 1D or 2D");
   TORCH_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target not supported");
+  if (self.dim() == 1 && target.dim() == 1) {
+    TORCH_CHECK_VALUE(target.size(0) == 1, "For 1D input, 1D target must have size 1, but got target size: ",
+                      target.size(0));
+  }
   bool no_batch_dim = self.dim() == 1 && target.dim() == 0;
   TORCH_CHECK(no_batch_dim || self.size(0) == target.size(0), "size mismatch (got input: ", self.sizes(),
               ", target: ", target.sizes(), ")");

@@ -24,10 +24,15 @@ std::vector<int64_t> Dims(const at::Tensor& self, at::OptionalIntArrayRef dim) {
     for (int64_t d = 0; d < rank; ++d) dims.push_back(d);
     return dims;
   }
-  for (int64_t d : *dim) dims.push_back(c10::maybe_wrap_dim(d, std::max<int64_t>(rank, 1)));
+  for (int64_t d : *dim) {
+    const int64_t wrapped = c10::maybe_wrap_dim(d, std::max<int64_t>(rank, 1));
+    // The CPU's make_dim_mask refuses a repeated dimension.
+    TORCH_CHECK(std::find(dims.begin(), dims.end(), wrapped) == dims.end(), "dim ", wrapped,
+                " appears multiple times in the list of dims");
+    dims.push_back(wrapped);
+  }
   if (rank == 0) return {};
   std::sort(dims.begin(), dims.end());
-  dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
   return dims;
 }
 
@@ -233,7 +238,11 @@ at::Tensor AnyAll(const char* kind, const at::Tensor& self, at::OptionalIntArray
   // raises rather than receiving 0/1.
   TORCH_CHECK(!out || out->scalar_type() == c10::kBool || out->scalar_type() == c10::kByte, kind,
               " only supports bool tensor for result, got: ", out->scalar_type());
-  OpCall call = Reduction(kind, self, Dims(self, dim), keepdim, c10::kBool, result);
+  // any/all with an empty dim list reduce nothing (the CPU's allany_meta),
+  // where the other reductions take it as every dimension.
+  const bool reduce_nothing = dim.has_value() && dim->empty();
+  OpCall call = Reduction(kind, self, reduce_nothing ? std::vector<int64_t>{} : Dims(self, dim), keepdim, c10::kBool,
+                          result);
   return Finish(call, out);
 }
 template <const char* kind>
