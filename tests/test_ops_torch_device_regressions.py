@@ -396,3 +396,14 @@ def test_all_any_over_an_empty_dim_list_reduce_nothing(op, keepdim):
     reduced everything."""
     for x in (make((2, 3), seed=2), make((), seed=3), make((2, 3), torch.uint8, seed=4)):
         compare(lambda t: op(t, dim=[], keepdim=keepdim), x)
+
+
+@pytest.mark.parametrize("name", ["sum", "amax", "all", "count_nonzero", "std", "vector_norm", "argmax"])
+def test_reduction_of_more_than_64_dims_raises_like_cpu(name):
+    """test_reductions' test_dim_ndim_limit: reducing along a dim of a tensor
+    with more than 64 dims raises on the CPU (its dim mask has 64 bits)."""
+    fn = {**DUPLICATE_DIM_REDUCTIONS, "argmax": lambda t, d: t.argmax(dim=d)}[name]
+    for device in ("cpu", DEVICE):
+        t = torch.ones([1] * 65, device=device)
+        with pytest.raises(RuntimeError, match="only tensors with up to 64 dims are supported"):
+            fn(t, 0)

@@ -24,6 +24,8 @@ std::vector<int64_t> Dims(const at::Tensor& self, at::OptionalIntArrayRef dim) {
     for (int64_t d = 0; d < rank; ++d) dims.push_back(d);
     return dims;
   }
+  // The CPU keeps the reduced dims in a 64-bit mask (make_dim_mask).
+  TORCH_CHECK(rank <= 64, "only tensors with up to 64 dims are supported");
   for (int64_t d : *dim) {
     const int64_t wrapped = c10::maybe_wrap_dim(d, std::max<int64_t>(rank, 1));
     // The CPU's make_dim_mask refuses a repeated dimension.
@@ -202,11 +204,8 @@ std::tuple<at::Tensor&, at::Tensor&> MinDimOut(const at::Tensor& self, int64_t d
 
 at::Tensor ArgImpl(const char* kind, const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, at::Tensor* out) {
   TORCH_CHECK(self.scalar_type() != c10::kBool, kind, "(): does not support bool input");
-  std::vector<int64_t> dims;
-  if (dim) {
-    dims = {c10::maybe_wrap_dim(*dim, std::max<int64_t>(self.dim(), 1))};
-    if (self.dim() == 0) dims = {};
-  }
+  // One dim, through the same checks as the other reductions' dim lists.
+  std::vector<int64_t> dims = dim ? Dims(self, c10::IntArrayRef{*dim}) : std::vector<int64_t>{};
   // The CPU's words and type (IndexError, unlike amax's RuntimeError).
   TORCH_CHECK_INDEX(self.numel() > 0 || dim, kind, "(): Expected reduction dim to be specified for input.numel() == 0.");
   TORCH_CHECK_INDEX(self.numel() > 0 || self.dim() == 0 || self.size(dims[0]) > 0, kind, "(): Expected reduction dim ",
