@@ -407,3 +407,15 @@ def test_reduction_of_more_than_64_dims_raises_like_cpu(name):
         t = torch.ones([1] * 65, device=device)
         with pytest.raises(RuntimeError, match="only tensors with up to 64 dims are supported"):
             fn(t, 0)
+
+
+def test_randint_over_a_wide_range_is_uniform():
+    """test_tensor_creation_ops' test_randint_distribution: with a range of
+    0.75 * 2^32, 32 random bits modulo the range made the lowest third twice
+    as likely; PyTorch takes 64 bits from a range of 2^28 up."""
+    n_max, size = int(0.75 * 2 ** 32), 1_000_000
+    res = torch.randint(n_max, (size,), device=DEVICE).cpu()
+    hist = torch.bincount(res // (n_max // 8), minlength=8)[:8].double()
+    expected = size / 8
+    # Each bin count is binomial: 3 standard deviations is ~1.1e3.
+    assert (hist - expected).abs().max().item() < 3 * (expected * 7 / 8) ** 0.5, hist.tolist()

@@ -164,10 +164,11 @@ void RandomInto(const at::Tensor& self, uint64_t range, int64_t base, bool wide,
 template <typename RNG>
 struct RandomFromToKernel {
   void operator()(at::TensorIteratorBase& iter, uint64_t range, int64_t base, Gen gen) {
-    const at::Tensor& self = iter.tensor(0);
-    c10::ScalarType t = self.scalar_type();
-    bool may_be_wide = t == c10::kLong || t == c10::kDouble || t == c10::kFloat || t == c10::kBFloat16;
-    RandomInto(self, range, base, may_be_wide && range >= (uint64_t{1} << 32), false, gen);
+    // PyTorch's uniform_int_from_to_distribution (outside fbcode): 64 random
+    // bits from a range of 2^28 up, whatever the dtype, so that the modulo
+    // skews the distribution by 5% at most (32 bits modulo 0.75 * 2^32 made
+    // the lowest third of the range twice as likely).
+    RandomInto(iter.tensor(0), range, base, range >= (uint64_t{1} << 28), false, gen);
   }
   // [int64 min, int64 max]: every 64-bit pattern.
   void operator()(at::TensorIteratorBase& iter, Gen gen) {
