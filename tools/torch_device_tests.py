@@ -396,7 +396,8 @@ def render(data: dict) -> str:
         if meta.get(k):
             L.append(f"- {k}: {meta[k]}")
     if meta.get("fixed"):
-        L += ["", "## Found by these runs and fixed (regression tests in tests/test_ops_torch_device_regressions.py unless said)", ""]
+        L += ["", "## Found by these runs and fixed "
+                  "(regression tests in tests/test_ops_torch_device_regressions.py unless said)", ""]
         L += [f"- {x}" for x in meta["fixed"]]
     L += ["", "## Per file", "",
           "| file | tpu pass | tpu fail | tpu skip | tpu crash | cpu pass | cpu fail | cpu skip | "
