@@ -9,6 +9,7 @@
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
 
+#include "aten/kernels/into_out.h"
 #include "aten/kernels/linalg_checks.h"
 #include "aten/kernels/registry.h"
 #include "aten/runtime/op_call.h"
@@ -40,17 +41,6 @@ FactorResult LdlFactorEx(const at::Tensor& self, bool hermitian, bool check_erro
     ld = r.at(0), pivots = r.at(1), info = r.at(2);
   }
   if (check_errors) at::_linalg_check_errors(info, kFactor, self.dim() == 2);
-  return {ld, pivots, info};
-}
-
-std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> LdlFactorExOut(const at::Tensor& self, bool hermitian,
-                                                                 bool check_errors, at::Tensor& ld,
-                                                                 at::Tensor& pivots, at::Tensor& info) {
-  auto [l, p, i] = LdlFactorEx(self, hermitian, check_errors);
-  for (auto [src, dst] : {std::pair<const at::Tensor&, at::Tensor&>{l, ld}, {p, pivots}, {i, info}}) {
-    at::native::resize_output(dst, src.sizes());
-    dst.copy_(src);
-  }
   return {ld, pivots, info};
 }
 
@@ -90,21 +80,13 @@ at::Tensor LdlSolve(const at::Tensor& ld, const at::Tensor& pivots, const at::Te
   return OpCall("linalg.ldl_solve").In(ld3).In(piv2).In(b3).Run1().view(out_shape);
 }
 
-at::Tensor& LdlSolveOut(const at::Tensor& ld, const at::Tensor& pivots, const at::Tensor& b, bool hermitian,
-                        at::Tensor& out) {
-  at::Tensor x = LdlSolve(ld, pivots, b, hermitian);
-  at::native::resize_output(out, x.sizes());
-  out.copy_(x);
-  return out;
-}
-
 }  // namespace
 
 void RegisterLinalgLdl() {
   Impl("linalg_ldl_factor_ex", LdlFactorEx);
-  Impl("linalg_ldl_factor_ex.out", LdlFactorExOut);
+  Impl("linalg_ldl_factor_ex.out", OutOf<LdlFactorEx>);
   Impl("linalg_ldl_solve", LdlSolve);
-  Impl("linalg_ldl_solve.out", LdlSolveOut);
+  Impl("linalg_ldl_solve.out", OutOf<LdlSolve>);
 }
 
 }  // namespace torchtpu::aten
