@@ -7,7 +7,6 @@
 // reads info back to the host, as on the CPU.
 #include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
-#include <ATen/native/Resize.h>
 
 #include "aten/kernels/into_out.h"
 #include "aten/kernels/linalg_checks.h"
