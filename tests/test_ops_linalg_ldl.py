@@ -2,9 +2,12 @@
 LAPACK (sytrf/sytrs, Bunch-Kaufman, lower triangle): LD, pivots (1x1 and
 2x2 blocks, interchanges) and info exactly as the CPU's up to rounding,
 singular and NaN inputs, batches, non-contiguous inputs, out=, and the
-CPU's errors; complex symmetric matrices as zsytrf/zsytrs (complex
-Hermitian ones are handed to the CPU fallback: one test, marked). No other
-CPU fallback (this file fails on one).
+CPU's errors; complex symmetric matrices as zsytrf/zsytrs and complex
+Hermitian ones (hermitian=True) as zhetrf/zhetrs. No CPU fallback (this
+file fails on one). Matrices with NaN or infinity off the last diagonal
+entry are not compared: MKL's blocked, vectorised pivot search treats them
+its own way (its pivots differ between float32 and float64), and LD holds
+NaN either way.
 
 Tolerances: float64 1e-10 (the same operations in the same order; only
 XLA's dot-product summation order differs in the solve), float32 the
@@ -113,7 +116,7 @@ def test_errors_as_on_cpu():
     compare(torch.linalg.ldl_solve, ld, piv, make((3, 2), torch.float64))
 
 
-# ---- complex: symmetric (zsytrf/zsytrs) natively, Hermitian on the fallback
+# ---- complex symmetric (zsytrf/zsytrs)
 
 def test_complex_pivot_kinds_are_exercised():
     # zsytf2 chooses pivots by |re| + |im|: the samples reach every branch.
@@ -132,20 +135,84 @@ def test_complex_solve(n, dtype):
     compare(torch.linalg.ldl_solve, ld, piv.long(), NonContig(b), dtype_tol=TOL[dtype])
 
 
-@pytest.mark.allow_fallback
-@pytest.mark.skipif(ON_CPU, reason="counts tpu's CPU fallback")
-def test_complex_hermitian_runs_on_the_fallback():
-    """hermitian=True (zhetrf/zhetrs: conjugation, real 1x1 pivots) is not
-    lowered: the kernel hands it to the CPU fallback, which gives the CPU's
-    results."""
-    import torchtpu
-    a = matrices(5, torch.complex128, "general")
-    h = a @ a.mH
-    torchtpu.reset_fallback_stats()
-    compare(lambda t: torch.linalg.ldl_factor_ex(t, hermitian=True), h, dtype_tol=TOL[torch.complex128])
-    ld, piv = torch.linalg.ldl_factor(h, hermitian=True)
-    rhs = matrices(5, torch.complex128, "general", seed=9)[..., :2]
-    compare(lambda l, p, b: torch.linalg.ldl_solve(l, p, b, hermitian=True), ld, piv, rhs,
-            dtype_tol=TOL[torch.complex128])
-    stats = torchtpu.fallback_stats()
-    assert stats.get("aten::linalg_ldl_factor_ex", 0) >= 1 and stats.get("aten::linalg_ldl_solve", 0) >= 1, stats
+# ---- complex Hermitian (hermitian=True: zhetrf/zhetrs)
+
+HERMITIAN_KINDS = ["general", "hermitian", "indefinite", "zero_pivot", "singular", "nan"]
+
+
+def hermitian_matrices(n, dtype, kind, batch=(3,), seed=0):
+    """The lower triangle is what hetrf reads (the diagonal's imaginary part
+    ignored): "general" leaves a non-Hermitian matrix and a complex diagonal
+    to check that; the others are Hermitian."""
+    part = PART[dtype]
+    a = torch.complex(make(batch + (n, n), part, seed=seed), make(batch + (n, n), part, seed=seed + 100))
+    if kind == "hermitian":  # positive definite
+        a = a @ a.mH
+    elif kind == "indefinite":
+        a = a + a.mH
+    elif kind == "zero_pivot":
+        a = a + a.mH
+        a[..., 0, 0] = 0
+    elif kind == "singular":
+        a = a + a.mH
+        a[..., :, 0] = 0
+        a[..., 0, :] = 0
+    elif kind == "nan":
+        a = a + a.mH
+        a[..., -1, -1] = float("nan")
+    return a
+
+
+def hermitian_ldl(t):
+    return torch.linalg.ldl_factor_ex(t, hermitian=True)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+@pytest.mark.parametrize("n", [1, 2, 5, 10])
+@pytest.mark.parametrize("kind", HERMITIAN_KINDS)
+def test_complex_hermitian_factor(kind, n, dtype):
+    a = hermitian_matrices(n, dtype, kind)
+    compare(hermitian_ldl, a, dtype_tol=TOL[dtype])
+    compare(lambda t: hermitian_ldl(t.mT), NonContig(a), dtype_tol=TOL[dtype])
+    # An operand with PyTorch's lazy conj bit: the lower triangle of conj(a).
+    compare(lambda t: hermitian_ldl(t.conj()), a, dtype_tol=TOL[dtype])
+
+
+def test_complex_hermitian_pivot_kinds_are_exercised():
+    # hetf2 reads |re a_kk| against |re| + |im| of the column: every branch.
+    a = hermitian_matrices(10, torch.complex128, "indefinite", batch=(20,), seed=4)
+    ld, piv, _ = torch.linalg.ldl_factor_ex(a, hermitian=True)
+    idx = torch.arange(1, 11)
+    assert (piv < 0).any() and ((piv > 0) & (piv != idx)).any() and (piv == idx).any()
+    # and hetrf's D has a real diagonal, an effect the symmetric path lacks
+    assert ld.diagonal(dim1=-2, dim2=-1).imag.abs().max() == 0
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_complex_hermitian_larger_than_lapack_block(dtype):
+    compare(hermitian_ldl, hermitian_matrices(70, dtype, "indefinite", batch=(), seed=5), dtype_tol=TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+@pytest.mark.parametrize("n", [1, 4, 9])
+def test_complex_hermitian_solve(n, dtype):
+    a = hermitian_matrices(n, dtype, "indefinite", seed=n)
+    b = torch.complex(make((3, n, 2), PART[dtype], seed=7), make((3, n, 2), PART[dtype], seed=8))
+    ld, piv = torch.linalg.ldl_factor(a, hermitian=True)
+    solve = lambda l, p, rhs: torch.linalg.ldl_solve(l, p, rhs, hermitian=True)  # noqa: E731
+    compare(solve, ld, piv, b, dtype_tol=TOL[dtype])
+    compare(solve, ld, piv.long(), NonContig(b), dtype_tol=TOL[dtype])
+    # The solution solves the Hermitian system itself.
+    got = solve(ld.to(DEVICE), piv.to(DEVICE), b.to(DEVICE)).cpu()
+    torch.testing.assert_close(a @ got, b, rtol=1e-3, atol=1e-3)
+
+
+def test_complex_hermitian_out_and_errors():
+    a = hermitian_matrices(4, torch.complex128, "indefinite", batch=(2,))
+    compare(lambda t, l, p, i: torch.linalg.ldl_factor_ex(t, hermitian=True, out=(l, p, i)), a,
+            torch.empty(0, dtype=torch.complex128), torch.empty(0, dtype=torch.int32),
+            torch.empty(0, dtype=torch.int32), dtype_tol=TOL[torch.complex128])
+    compare(lambda t: torch.linalg.ldl_factor(t, hermitian=True), hermitian_matrices(3, torch.complex64, "singular"))
+    ld, piv = torch.linalg.ldl_factor(a, hermitian=True)
+    compare(lambda l, p, b: torch.linalg.ldl_solve(l, p, b, hermitian=True), ld, piv,
+            make((2, 4, 3), torch.float64))  # b of another dtype: the CPU's error

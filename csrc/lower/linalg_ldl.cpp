@@ -2,14 +2,17 @@
 // solve with it (sytrs), as stablehlo.while loops, so linalg.ldl_factor(_ex)
 // and linalg.ldl_solve give the CPU's LD, pivots and info. Real and complex
 // symmetric (zsytf2/zsytrs: the same steps without conjugation, pivots
-// chosen by |re| + |im|); the Hermitian factorization (zhetf2) is not here.
+// chosen by |re| + |im|), and complex Hermitian (zhetf2/zhetrs: the trailing
+// block mirrored with conjugation, real diagonal and 1x1 pivots, the 2x2
+// pivot scaled by |d21|).
 //
 // The pivot steps are 1x1 or 2x2 per matrix, so matrices of a batch advance
 // differently: an outer loop takes one matrix at a time. Inside, the matrix
 // W holds the finished columns of L in its lower triangle (columns < k) and
-// the trailing Schur complement as a full symmetric block (rows and columns
-// >= k), which makes sytf2's symmetric interchanges plain row and column
-// swaps restricted to that block. Updates are computed the way sytf2 orders
+// the trailing Schur complement as a full symmetric (Hermitian) block (rows
+// and columns >= k), which makes sytf2's symmetric interchanges (hetf2's,
+// with their conjugations) plain row and column swaps restricted to that
+// block. Updates are computed the way sytf2 orders
 // them (dsyr: a(i,j) + x(i) * (alpha * x(j)); the 2x2 update
 // (a(i,j) - a(i,k) wk(j)) - a(i,k+1) wkp1(j)) on the lower triangle and
 // mirrored to the upper one.
@@ -17,6 +20,7 @@
 
 #include "graph/lowering.h"
 #include "lower/lower_util.h"
+#include "lower/matrix_util.h"
 
 namespace torchtpu::lower {
 namespace {
@@ -30,6 +34,7 @@ struct Mat {
   Builder& b;
   int64_t n;
   DType t;
+  bool hermitian = false;
 
   Value Zero() const { return I64(b, 0); }
   Value Row(Value w, Value i) const { return b.Reshape(b.DynamicSlice(w, {i, Zero()}, {1, n}), {n}); }
@@ -62,18 +67,27 @@ struct Mat {
   Value Outer(Value x, Value y) const {
     return b.Mul(b.BroadcastInDim(x, {n, n}, {0}), b.BroadcastInDim(y, {n, n}, {1}));
   }
-  // The lower triangle's values mirrored into the upper one.
+  // The lower triangle's values mirrored into the upper one (conjugated,
+  // with the diagonal's imaginary parts zeroed, for a Hermitian matrix).
   Value Symmetric(Value m) const {
-    return b.Select(b.Cmp(Rows(), Cols(), Compare::kGE), m, b.Transpose(m, {1, 0}));
+    if (!hermitian) return b.Select(b.Cmp(Rows(), Cols(), Compare::kGE), m, b.Transpose(m, {1, 0}));
+    Value full = b.Select(b.Cmp(Rows(), Cols(), Compare::kGE), m, Conj(b, b.Transpose(m, {1, 0})));
+    Value real_diag = b.MakeComplex(b.Real(full), b.Constant(Literal::Float(0), Real(), {n, n}));
+    return b.Select(b.Cmp(Rows(), Cols(), Compare::kEQ), real_diag, full);
+  }
+  // A complex x times the real scalar s, part by part (LAPACK's zdscal).
+  Value Scale(Value x, Value s) const {
+    Value sb = b.BroadcastInDim(s, x.shape(), {});
+    return b.MakeComplex(b.Mul(b.Real(x), sb), b.Mul(b.Imag(x), sb));
   }
   // Rows (columns) p and q of w swapped.
   Value SwapRows(Value w, Value p, Value q) const { return SetRow(SetRow(w, Row(w, q), p), Row(w, p), q); }
   Value SwapCols(Value w, Value p, Value q) const { return SetCol(SetCol(w, Col(w, q), p), Col(w, p), q); }
 };
 
-// One sytf2 step at column k of w. Returns the next (k, w, pivots, info).
-Values FactorStep(Builder& rb, int64_t n, DType t, const Values& s) {
-  Mat m{rb, n, t};
+// One sytf2 (hetf2) step at column k of w. Returns the next (k, w, pivots, info).
+Values FactorStep(Builder& rb, int64_t n, DType t, bool hermitian, const Values& s) {
+  Mat m{rb, n, t, hermitian};
   Value k = s[0], w = s[1], piv = s[2], info = s[3];
   const double alpha = (1.0 + std::sqrt(17.0)) / 8.0;
   Value idx = m.Index();
@@ -81,7 +95,9 @@ Values FactorStep(Builder& rb, int64_t n, DType t, const Values& s) {
   Value one = I64(rb, 1);
   Value neg1 = rb.Constant(Literal::Float(-1), m.Real(), {n});
   // Largest off-diagonal |a(i, k)| below the diagonal, at its first row.
-  Value absakk = m.Abs(m.At(w, k, k));
+  // A Hermitian diagonal is read as real.
+  auto diag_abs = [&](Value i) { return hermitian ? rb.Unary("abs", rb.Real(m.At(w, i, i))) : m.Abs(m.At(w, i, i)); };
+  Value absakk = diag_abs(k);
   Value below = rb.Cmp(idx, m.Vec(k), Compare::kGT);
   Value colabs = rb.Select(below, m.Abs(m.Col(w, k)), neg1);
   // A NaN counts as the largest: the first NaN's row, else the first
@@ -112,7 +128,7 @@ Values FactorStep(Builder& rb, int64_t n, DType t, const Values& s) {
   Value rowmax = m.NanMax(rb.Select(And(rb, in_block, off_diag), m.Abs(m.Row(w, imax)), neg1));
   Value no_swap = rb.Cmp(absakk, rb.Mul(m.R(alpha), colmax), Compare::kGE);
   Value no_swap2 = rb.Cmp(absakk, rb.Mul(rb.Mul(m.R(alpha), colmax), rb.Div(colmax, rowmax)), Compare::kGE);
-  Value one_by_one_at_imax = rb.Cmp(m.Abs(m.At(w, imax, imax)), rb.Mul(m.R(alpha), rowmax), Compare::kGE);
+  Value one_by_one_at_imax = rb.Cmp(diag_abs(imax), rb.Mul(m.R(alpha), rowmax), Compare::kGE);
   Value keep_k = Or(rb, zero_col, Or(rb, no_swap, no_swap2));
   Value kp = rb.Select(keep_k, k, imax);
   Value two = And(rb, Not(rb, keep_k), Not(rb, one_by_one_at_imax));
@@ -123,25 +139,48 @@ Values FactorStep(Builder& rb, int64_t n, DType t, const Values& s) {
   Value swapped = m.SwapCols(m.SwapRows(w, kk, kp), kk, kp);
   Value block = And(rb, rb.Cmp(rows, m.Grid(k), Compare::kGE), rb.Cmp(cols, m.Grid(k), Compare::kGE));
   w = rb.Select(block, swapped, w);
-  // 1x1 pivot: a rank-1 update of the block below k and column k scaled.
-  Value d11 = rb.Div(m.F(1), m.At(w, k, k));
+  // 1x1 pivot: a rank-1 update of the block below k and column k scaled
+  // (Hermitian: zher's x(i) * (-r1 * conj(x(j))) with the real r1).
   Value x = rb.Select(below, m.Col(w, k), rb.Constant(Literal::Float(0), t, {n}));
   Value after_k = And(rb, rb.Cmp(rows, m.Grid(k), Compare::kGT), rb.Cmp(cols, m.Grid(k), Compare::kGT));
-  Value rank1 = rb.Add(w, m.Symmetric(m.Outer(x, rb.Mul(m.Vec(rb.Unary("negate", d11)), x))));
+  Value rank1, scaled;
+  if (hermitian) {
+    Value r1 = rb.Div(m.R(1), rb.Real(m.At(w, k, k)));
+    rank1 = rb.Add(w, m.Symmetric(m.Outer(x, m.Scale(Conj(rb, x), rb.Unary("negate", r1)))));
+    scaled = m.Scale(x, r1);
+  } else {
+    Value d11 = rb.Div(m.F(1), m.At(w, k, k));
+    rank1 = rb.Add(w, m.Symmetric(m.Outer(x, rb.Mul(m.Vec(rb.Unary("negate", d11)), x))));
+    scaled = rb.Mul(x, m.Vec(d11));
+  }
   Value w1 = rb.Select(after_k, rank1, w);
-  w1 = m.SetCol(w1, rb.Select(below, rb.Mul(x, m.Vec(d11)), m.Col(w, k)), k);
+  w1 = m.SetCol(w1, rb.Select(below, scaled, m.Col(w, k)), k);
   // 2x2 pivot on rows and columns k, k+1.
   Value k1 = rb.Select(rb.Cmp(rb.Add(k, one), I64(rb, n), Compare::kLT), rb.Add(k, one), k);
   Value d21 = m.At(w, k1, k);
-  Value e11 = rb.Div(m.At(w, k1, k1), d21);
-  Value e22 = rb.Div(m.At(w, k, k), d21);
-  Value tt = rb.Div(m.F(1), rb.Sub(rb.Mul(e11, e22), m.F(1)));
-  Value e21 = rb.Div(tt, d21);
   Value a = m.Col(w, k), c = m.Col(w, k1);
-  Value wk = rb.Mul(m.Vec(e21), rb.Sub(rb.Mul(m.Vec(e11), a), c));
-  Value wkp1 = rb.Mul(m.Vec(e21), rb.Sub(rb.Mul(m.Vec(e22), c), a));
+  Value wk, wkp1, rank2;
+  if (hermitian) {
+    // hetf2: the block scaled by d = |d21|, with real d11, d22.
+    Value d = rb.Unary("abs", d21);
+    Value h11 = rb.Div(rb.Real(m.At(w, k1, k1)), d);
+    Value h22 = rb.Div(rb.Real(m.At(w, k, k)), d);
+    Value tt = rb.Div(m.R(1), rb.Sub(rb.Mul(h11, h22), m.R(1)));
+    Value h21 = rb.MakeComplex(rb.Div(rb.Real(d21), d), rb.Div(rb.Imag(d21), d));
+    Value dd = rb.Div(tt, d);
+    wk = m.Scale(rb.Sub(m.Scale(a, h11), rb.Mul(m.Vec(h21), c)), dd);
+    wkp1 = m.Scale(rb.Sub(m.Scale(c, h22), rb.Mul(m.Vec(Conj(rb, h21)), a)), dd);
+    rank2 = rb.Sub(rb.Sub(w, m.Outer(a, Conj(rb, wk))), m.Outer(c, Conj(rb, wkp1)));
+  } else {
+    Value e11 = rb.Div(m.At(w, k1, k1), d21);
+    Value e22 = rb.Div(m.At(w, k, k), d21);
+    Value tt = rb.Div(m.F(1), rb.Sub(rb.Mul(e11, e22), m.F(1)));
+    Value e21 = rb.Div(tt, d21);
+    wk = rb.Mul(m.Vec(e21), rb.Sub(rb.Mul(m.Vec(e11), a), c));
+    wkp1 = rb.Mul(m.Vec(e21), rb.Sub(rb.Mul(m.Vec(e22), c), a));
+    rank2 = rb.Sub(rb.Sub(w, m.Outer(a, wk)), m.Outer(c, wkp1));
+  }
   Value after_k1 = And(rb, rb.Cmp(rows, m.Grid(k1), Compare::kGT), rb.Cmp(cols, m.Grid(k1), Compare::kGT));
-  Value rank2 = rb.Sub(rb.Sub(w, m.Outer(a, wk)), m.Outer(c, wkp1));
   Value w2 = rb.Select(after_k1, m.Symmetric(rank2), w);
   Value below_k1 = rb.Cmp(idx, m.Vec(k1), Compare::kGT);
   w2 = m.SetCol(m.SetCol(w2, rb.Select(below_k1, wk, a), k), rb.Select(below_k1, wkp1, c), k1);
@@ -160,15 +199,16 @@ Values FactorStep(Builder& rb, int64_t n, DType t, const Values& s) {
   return {rb.Add(k, kstep), w, piv, info};
 }
 
-// attrs: none. inputs: A [..., n, n] (its lower triangle is read).
-// results: LD (L below the diagonal, D's blocks on and next to it, zeros
-// above), pivots [..., n] i32, info [...] i32.
-REGISTER_LOWERING("linalg.ldl_factor", [](Builder& b, const graph::Node&, const Values& in) {
+// attrs: 0 hermitian (complex input only). inputs: A [..., n, n] (its lower
+// triangle is read). results: LD (L below the diagonal, D's blocks on and
+// next to it, zeros above), pivots [..., n] i32, info [...] i32.
+REGISTER_LOWERING("linalg.ldl_factor", [](Builder& b, const graph::Node& node, const Values& in) {
   const Shape shape = in[0].shape();
   const int64_t rank = static_cast<int64_t>(shape.size());
   const int64_t n = shape[rank - 1];
   const int64_t batch = in[0].type.numel() / std::max<int64_t>(n * n, 1);
   const DType t = in[0].dtype();
+  const bool hermitian = node.BoolAttr(0) && hlo::IsComplex(t);
   const Shape batch_shape(shape.begin(), shape.end() - 2);
   Value a = b.Reshape(in[0], {batch, n, n});
   Value piv_all = b.Constant(Literal::Int(0), DType::kI32, {batch, n});
@@ -176,15 +216,15 @@ REGISTER_LOWERING("linalg.ldl_factor", [](Builder& b, const graph::Node&, const 
   auto outer = b.While(
       {I64(b, 0), a, piv_all, info_all},
       [batch](Builder& rb, const Values& s) { return Values{rb.Cmp(s[0], I64(rb, batch), Compare::kLT)}; },
-      [n, t](Builder& rb, const Values& s) {
-        Mat m{rb, n, t};
+      [n, t, hermitian](Builder& rb, const Values& s) {
+        Mat m{rb, n, t, hermitian};
         Value i = s[0], z = I64(rb, 0);
         Value lower = rb.Reshape(rb.DynamicSlice(s[1], {i, z, z}, {1, n, n}), {n, n});
         Value w0 = m.Symmetric(lower);
         auto inner = rb.While(
             {z, w0, rb.Constant(Literal::Int(0), DType::kI32, {n}), rb.Constant(Literal::Int(0), DType::kI32, {})},
             [n](Builder& r2, const Values& st) { return Values{r2.Cmp(st[0], I64(r2, n), Compare::kLT)}; },
-            [n, t](Builder& r2, const Values& st) { return FactorStep(r2, n, t, st); });
+            [n, t, hermitian](Builder& r2, const Values& st) { return FactorStep(r2, n, t, hermitian, st); });
         Mat m2{rb, n, t};
         Value ld = rb.Select(rb.Cmp(m2.Rows(), m2.Cols(), Compare::kGE), inner[1],
                              rb.Constant(Literal::Float(0), t, {n, n}));
@@ -198,9 +238,10 @@ REGISTER_LOWERING("linalg.ldl_factor", [](Builder& b, const graph::Node&, const 
   return Values{b.Reshape(outer[1], shape), b.Reshape(outer[2], piv_shape), b.Reshape(outer[3], batch_shape)};
 });
 
-// sytrs (lower) for one matrix: LD [n, n], piv [n] i64 (LAPACK's, 1-based),
-// x [n, r] the right-hand sides. Forward: L D y = P b; backward: L^T x = y.
-Value LdlSolveOne(Builder& b, Value ld, Value piv, Value x, int64_t n, int64_t r, DType t) {
+// sytrs (hetrs) (lower) for one matrix: LD [n, n], piv [n] i64 (LAPACK's,
+// 1-based), x [n, r] the right-hand sides. Forward: L D y = P b; backward:
+// L^T x = y (L^H x = y).
+Value LdlSolveOne(Builder& b, Value ld, Value piv, Value x, int64_t n, int64_t r, DType t, bool hermitian) {
   auto row = [r](Builder& rb, Value v, Value i) {
     return rb.Reshape(rb.DynamicSlice(v, {i, I64(rb, 0)}, {1, r}), {r});
   };
@@ -217,10 +258,10 @@ Value LdlSolveOne(Builder& b, Value ld, Value piv, Value x, int64_t n, int64_t r
     Value upd = rb.Sub(v, rb.Mul(rb.BroadcastInDim(l, {n, r}, {0}), rb.BroadcastInDim(vk, {n, r}, {1})));
     return rb.Select(rb.Cmp(rows, rb.BroadcastInDim(after, {n, r}, {}), Compare::kGT), upd, v);
   };
-  // sum over i > after of l(i) * v(i, :)
-  auto dot_below = [n, r, t](Builder& rb, Value v, Value l, Value after) {
+  // sum over i > after of l(i) * v(i, :) (conj(l(i)) for hetrs)
+  auto dot_below = [n, r, t, hermitian](Builder& rb, Value v, Value l, Value after) {
     Value rows = rb.Iota(TensorType{DType::kI64, {n, r}}, 0);
-    Value prod = rb.Mul(rb.BroadcastInDim(l, {n, r}, {0}), v);
+    Value prod = rb.Mul(rb.BroadcastInDim(hermitian ? Conj(rb, l) : l, {n, r}, {0}), v);
     prod = rb.Select(rb.Cmp(rows, rb.BroadcastInDim(after, {n, r}, {}), Compare::kGT), prod,
                      rb.Constant(Literal::Float(0), t, {n, r}));
     return ReduceWith(rb, prod, {0}, "add", Literal::Float(0));
@@ -229,14 +270,17 @@ Value LdlSolveOne(Builder& b, Value ld, Value piv, Value x, int64_t n, int64_t r
       {I64(b, 0), x, ld, piv},
       [n](Builder& rb, const Values& s) { return Values{rb.Cmp(s[0], I64(rb, n), Compare::kLT)}; },
       [&, n, t](Builder& rb, const Values& s) {
-        Mat m{rb, n, t};
+        Mat m{rb, n, t, hermitian};
         Value k = s[0], v = s[1], ld = s[2], pv = s[3], one = I64(rb, 1);
         Value p = pivot_at(rb, pv, k);
         Value single = rb.Cmp(p, I64(rb, 0), Compare::kGT);
-        // 1x1: swap k and p-1, eliminate below k, divide row k by D(k,k).
+        // 1x1: swap k and p-1, eliminate below k, divide row k by D(k,k)
+        // (hetrs: times 1 / re D(k,k)).
         Value v1 = swap(rb, v, k, rb.Sub(p, one));
         v1 = eliminate(rb, v1, m.Col(ld, k), row(rb, v1, k), k);
-        v1 = set_row(rb, v1, rb.Div(row(rb, v1, k), rb.BroadcastInDim(m.At(ld, k, k), {r}, {})), k);
+        Value scaled_k = hermitian ? m.Scale(row(rb, v1, k), rb.Div(m.R(1), rb.Real(m.At(ld, k, k))))
+                                   : rb.Div(row(rb, v1, k), rb.BroadcastInDim(m.At(ld, k, k), {r}, {}));
+        v1 = set_row(rb, v1, scaled_k, k);
         // 2x2 on k, k+1: swap k+1 and -p-1, eliminate below k+1 with both
         // columns, then the 2x2 block's solve as sytrs writes it.
         Value k1 = rb.Select(rb.Cmp(rb.Add(k, one), I64(rb, n), Compare::kLT), rb.Add(k, one), k);
@@ -244,11 +288,13 @@ Value LdlSolveOne(Builder& b, Value ld, Value piv, Value x, int64_t n, int64_t r
         v2 = eliminate(rb, v2, m.Col(ld, k), row(rb, v2, k), k1);
         v2 = eliminate(rb, v2, m.Col(ld, k1), row(rb, v2, k1), k1);
         Value akm1k = m.At(ld, k1, k);
-        Value akm1 = rb.Div(m.At(ld, k, k), akm1k);
+        // hetrs divides the first row by conj(akm1k).
+        Value akm1k_first = hermitian ? Conj(rb, akm1k) : akm1k;
+        Value akm1 = rb.Div(m.At(ld, k, k), akm1k_first);
         Value ak = rb.Div(m.At(ld, k1, k1), akm1k);
         Value denom = rb.Sub(rb.Mul(akm1, ak), m.F(1));
         auto vec = [&](Value sc) { return rb.BroadcastInDim(sc, {r}, {}); };
-        Value bkm1 = rb.Div(row(rb, v2, k), vec(akm1k));
+        Value bkm1 = rb.Div(row(rb, v2, k), vec(akm1k_first));
         Value bk = rb.Div(row(rb, v2, k1), vec(akm1k));
         Value new_k = rb.Div(rb.Sub(rb.Mul(vec(ak), bkm1), bk), vec(denom));
         Value new_k1 = rb.Div(rb.Sub(rb.Mul(vec(akm1), bk), bkm1), vec(denom));
@@ -260,7 +306,7 @@ Value LdlSolveOne(Builder& b, Value ld, Value piv, Value x, int64_t n, int64_t r
       {I64(b, n - 1), forward[1], ld, piv},
       [](Builder& rb, const Values& s) { return Values{rb.Cmp(s[0], I64(rb, 0), Compare::kGE)}; },
       [&, n, t](Builder& rb, const Values& s) {
-        Mat m{rb, n, t};
+        Mat m{rb, n, t, hermitian};
         Value k = s[0], v = s[1], ld = s[2], pv = s[3], one = I64(rb, 1);
         Value p = pivot_at(rb, pv, k);
         Value single = rb.Cmp(p, I64(rb, 0), Compare::kGT);
@@ -278,22 +324,24 @@ Value LdlSolveOne(Builder& b, Value ld, Value piv, Value x, int64_t n, int64_t r
   return backward[1];
 }
 
-// attrs: none. inputs: LD [B, n, n], pivots [B, n] (i32 or i64), b [B, n, r]
-// (the batch dims already broadcast by the kernel). result: x [B, n, r].
-REGISTER_LOWERING("linalg.ldl_solve", [](Builder& b, const graph::Node&, const Values& in) {
+// attrs: 0 hermitian (complex input only). inputs: LD [B, n, n], pivots
+// [B, n] (i32 or i64), b [B, n, r] (the batch dims already broadcast by the
+// kernel). result: x [B, n, r].
+REGISTER_LOWERING("linalg.ldl_solve", [](Builder& b, const graph::Node& node, const Values& in) {
   const Shape shape = in[2].shape();
   const int64_t batch = shape[0], n = shape[1], r = shape[2];
   const DType t = in[2].dtype();
+  const bool hermitian = node.BoolAttr(0) && hlo::IsComplex(t);
   Value piv = b.Convert(in[1], DType::kI64);
   auto outer = b.While(
       {I64(b, 0), in[0], piv, in[2]},
       [batch](Builder& rb, const Values& s) { return Values{rb.Cmp(s[0], I64(rb, batch), Compare::kLT)}; },
-      [n, r, t](Builder& rb, const Values& s) {
+      [n, r, t, hermitian](Builder& rb, const Values& s) {
         Value i = s[0], z = I64(rb, 0);
         Value ld = rb.Reshape(rb.DynamicSlice(s[1], {i, z, z}, {1, n, n}), {n, n});
         Value pv = rb.Reshape(rb.DynamicSlice(s[2], {i, z}, {1, n}), {n});
         Value x = rb.Reshape(rb.DynamicSlice(s[3], {i, z, z}, {1, n, r}), {n, r});
-        Value solved = LdlSolveOne(rb, ld, pv, x, n, r, t);
+        Value solved = LdlSolveOne(rb, ld, pv, x, n, r, t, hermitian);
         return Values{rb.Add(i, I64(rb, 1)), s[1], s[2],
                       rb.DynamicUpdateSlice(s[3], rb.Reshape(solved, {1, n, r}), {i, z, z})};
       });

@@ -94,8 +94,8 @@ const std::unordered_set<std::string_view>& ComplexNative() {
       "logaddexp",
       // lower/cumulative.cpp: complex logcumsumexp in the CPU's order (one element after another)
       "_logcumsumexp", "_logcumsumexp.out",
-      // linalg_ldl.cpp: complex symmetric LDL^T (zsytrf's steps, |re| + |im| pivots); hermitian=True
-      // goes on to the CPU fallback from the kernel itself
+      // linalg_ldl.cpp: complex symmetric LDL^T (zsytrf's steps, |re| + |im| pivots) and Hermitian
+      // (zhetrf's: conjugated updates, real 1x1 pivots)
       "linalg_ldl_factor_ex", "linalg_ldl_solve",
   };
   return ops;

@@ -1,10 +1,9 @@
 // linalg.ldl_factor(_ex) and linalg.ldl_solve (lowerings in
 // lower/linalg_ldl.cpp): Bunch-Kaufman LDL^T of the lower triangle, as the
 // CPU's LAPACK sytrf/sytrs, so LD, pivots and info are the CPU's. Real and
-// complex symmetric matrices (`hermitian` changes nothing for real ones, as
-// on the CPU); a complex one with hermitian=True (LAPACK's hetrf/hetrs, with
-// conjugation and real 1x1 pivots) runs on the CPU fallback. check_errors
-// reads info back to the host, as on the CPU.
+// complex symmetric and Hermitian matrices (`hermitian` changes nothing for
+// real ones, as on the CPU; for complex ones it selects hetrf/hetrs's steps).
+// check_errors reads info back to the host, as on the CPU.
 #include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
 
@@ -22,10 +21,6 @@ constexpr const char* kSolve = "torch.linalg.ldl_solve";
 using FactorResult = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
 
 FactorResult LdlFactorEx(const at::Tensor& self, bool hermitian, bool check_errors) {
-  if (hermitian && self.is_complex()) {
-    return Fallback<FactorResult(const at::Tensor&, bool, bool)>::Call("linalg_ldl_factor_ex", self, hermitian,
-                                                                         check_errors);
-  }
   CheckFloatOrComplexMatrices(self, kFactor, "ldl_factor_kernel_cpu");
   CheckSquare(self, kFactor);
   const auto batch = self.sizes().slice(0, self.dim() - 2);
@@ -36,7 +31,7 @@ FactorResult LdlFactorEx(const at::Tensor& self, bool hermitian, bool check_erro
     pivots = at::empty(piv_shape, self.options().dtype(at::kInt));
     info = at::zeros(batch, self.options().dtype(at::kInt));
   } else {
-    auto r = OpCall("linalg.ldl_factor").In(self).Run();
+    auto r = OpCall("linalg.ldl_factor").Attr(hermitian).In(self).Run();
     ld = r.at(0), pivots = r.at(1), info = r.at(2);
   }
   if (check_errors) at::_linalg_check_errors(info, kFactor, self.dim() == 2);
@@ -44,10 +39,6 @@ FactorResult LdlFactorEx(const at::Tensor& self, bool hermitian, bool check_erro
 }
 
 at::Tensor LdlSolve(const at::Tensor& ld, const at::Tensor& pivots, const at::Tensor& b, bool hermitian) {
-  if (hermitian && ld.is_complex()) {
-    return Fallback<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, bool)>::Call(
-        "linalg_ldl_solve", ld, pivots, b, hermitian);
-  }
   TORCH_CHECK(b.dim() >= 2, kSolve, ": Expected B to have at least 2 dimensions, but it has ", b.dim(),
               " dimensions.");
   CheckFloatOrComplexMatrices(ld, kSolve, "ldl_solve_kernel_cpu");
@@ -76,7 +67,7 @@ at::Tensor LdlSolve(const at::Tensor& ld, const at::Tensor& pivots, const at::Te
   at::Tensor ld3 = ld.expand(ld_shape).reshape({count, n, n});
   at::Tensor piv2 = pivots.expand(piv_shape).reshape({count, n});
   at::Tensor b3 = b.expand(out_shape).reshape({count, n, r});
-  return OpCall("linalg.ldl_solve").In(ld3).In(piv2).In(b3).Run1().view(out_shape);
+  return OpCall("linalg.ldl_solve").Attr(hermitian).In(ld3).In(piv2).In(b3).Run1().view(out_shape);
 }
 
 }  // namespace
