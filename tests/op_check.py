@@ -119,8 +119,9 @@ def _garbage_like(t):
     if t.dtype is torch.int8:
         return torch.full_like(t, -99)
     if t.dtype.is_floating_point:
-        # 4096 is out of float8_e4m3fn's range (448); 384 is in both FP8s'.
-        return torch.full_like(t, 384.0 if t.dtype.itemsize == 1 else 4096.0)
+        # 4096 is out of float8_e4m3fn's range (448); 192 is in every FP8's
+        # (e4m3fnuz's largest is 240).
+        return torch.full_like(t, 192.0 if t.dtype.itemsize == 1 else 4096.0)
     return torch.full_like(t, 12345)
 
 

@@ -1,24 +1,28 @@
-"""float8_e4m3fn and float8_e5m2 on tpu: storage, copies, casts, and the ops
-PyTorch's CPU runs on them, compared with the CPU on contiguous and
-non-contiguous inputs.
+"""float8_e4m3fn, float8_e5m2 and the fnuz formats (float8_e4m3fnuz,
+float8_e5m2fnuz) on tpu: storage, copies, casts, and the ops PyTorch's CPU
+runs on them, compared with the CPU on contiguous and non-contiguous inputs.
 
-Casts must give the CPU's bits (NaN aside, whose payload may differ): both
-round to nearest even through f32, and e4m3fn, which has no infinity,
-saturates to +-448. The ops compute in f32 and round once, as the CPU does,
-so their results are exact too (tolerance 0).
+Casts must give the CPU's bits (NaN aside, whose payload may differ): all
+round to nearest even through f32; e4m3fn, which has no infinity,
+saturates to +-448; the fnuz formats, with neither infinity nor negative
+zero, turn overflow and infinity into their one NaN (0x80), which casts to
+0 in every integer type. The ops compute in f32 and round once, as the CPU
+does, so their results are exact too (tolerance 0).
 """
 import pytest
 import torch
 
 from op_check import DEVICE, NonContig, compare, make
 
-FP8 = [torch.float8_e4m3fn, torch.float8_e5m2]
+FP8 = [torch.float8_e4m3fn, torch.float8_e5m2, torch.float8_e4m3fnuz, torch.float8_e5m2fnuz]
 EXACT = (0.0, 0.0)
 
 # Values around each format's edges: subnormals, the largest finite values,
 # halfway cases and overflow, infinities and NaN.
-EDGES = [0.0, -0.0, 1e-9, 2.0 ** -9, 2.0 ** -10, 0.1234, 1.0, -2.5, 440.0, 448.0, 460.0, 464.0, 470.0, 500.0,
-         57344.0, 61440.0, 65536.0, 1e6, float("inf"), float("-inf"), float("nan")]
+# (e4m3fnuz: largest 240, smallest subnormal 2^-10; e5m2fnuz: 57344 and 2^-17.)
+EDGES = [0.0, -0.0, 1e-9, 2.0 ** -9, 2.0 ** -10, 2.0 ** -11, 2.0 ** -17, 2.0 ** -18, 0.1234, 1.0, -2.5, 240.0,
+         244.0, 248.0, 250.0, -256.0, 440.0, 448.0, 460.0, 464.0, 470.0, 500.0, 57344.0, 61440.0, 65536.0, 1e6,
+         float("inf"), float("-inf"), float("nan")]
 
 
 def same_values(a, b):
@@ -87,3 +91,16 @@ def test_ops_the_cpu_runs(fp8):
     compare(torch.eq, a, b)
     compare(lambda x, y: torch.where(x.float() > 0, x, y), a, NonContig(b), dtype_tol=EXACT)
     compare(lambda x, y: x @ y.t(), a, b, dtype_tol=EXACT)
+
+
+@pytest.mark.parametrize("fp8", FP8)
+@pytest.mark.parametrize("to", [torch.float32, torch.int64, torch.int32, torch.int8, torch.uint8, torch.bool,
+                                torch.float8_e4m3fn, torch.float8_e5m2fnuz])
+def test_every_bit_pattern_casts_as_on_cpu(fp8, to):
+    """All 256 values, NaN encodings and (for fnuz) 0x80 among them."""
+    x = torch.arange(256, dtype=torch.uint8).view(fp8)
+    expected, got = x.to(to), x.to(DEVICE).to(to).cpu()
+    if to.is_floating_point:
+        same_values(expected, got)
+    else:
+        assert torch.equal(expected, got)

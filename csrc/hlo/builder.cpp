@@ -357,6 +357,15 @@ Value Builder::Convert(Value x, DType to) {
   // FP8 converts as PyTorch's do: through f32 both ways (f64 rounds to f32
   // first, integers become f32), and e4m3fn, which has no infinity,
   // saturates to +-448 where XLA would give NaN; NaN stays NaN (clamp keeps it).
+  // The fnuz formats turn overflow and infinity into their NaN, as XLA does.
+  // PyTorch's CPU casts the fnuz NaN to 0 in every integer type (the other
+  // formats' NaN follow the float rule below).
+  const bool fnuz = x.dtype() == DType::kF8E4M3FNUZ || x.dtype() == DType::kF8E5M2FNUZ;
+  if (fnuz && to != DType::kBool && !IsFloat(to) && !IsComplex(to) && to != DType::kC32) {
+    Value f = Convert(x, DType::kF32);
+    Value nan = Cmp(f, f, Compare::kNE);
+    return Convert(Select(nan, Constant(Literal::Float(0.0), DType::kF32, f.shape()), f), to);
+  }
   if (IsFloat8(x.dtype()) && to != DType::kF32) return Convert(Convert(x, DType::kF32), to);
   if (IsFloat8(to)) {
     if (x.dtype() != DType::kF32) x = Convert(x, DType::kF32);

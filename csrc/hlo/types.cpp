@@ -27,13 +27,16 @@ const char* DTypeName(DType dtype) {
     case DType::kC64: return "complex<f32>";
     case DType::kC128: return "complex<f64>";
     case DType::kC32: return "ui32";  // packed (types.h)
+    case DType::kF8E4M3FNUZ: return "f8E4M3FNUZ";
+    case DType::kF8E5M2FNUZ: return "f8E5M2FNUZ";
   }
   return "?";
 }
 
 size_t DTypeSize(DType dtype) {
   switch (dtype) {
-    case DType::kBool: case DType::kU8: case DType::kI8: case DType::kF8E4M3FN: case DType::kF8E5M2: return 1;
+    case DType::kBool: case DType::kU8: case DType::kI8: return 1;
+    case DType::kF8E4M3FN: case DType::kF8E5M2: case DType::kF8E4M3FNUZ: case DType::kF8E5M2FNUZ: return 1;
     case DType::kI16: case DType::kF16: case DType::kBF16: case DType::kU16: return 2;
     case DType::kI32: case DType::kF32: case DType::kU32: case DType::kC32: return 4;
     case DType::kI64: case DType::kF64: case DType::kU64: case DType::kC64: return 8;
@@ -45,7 +48,9 @@ size_t DTypeSize(DType dtype) {
 bool IsFloat(DType d) {
   return d == DType::kF16 || d == DType::kBF16 || d == DType::kF32 || d == DType::kF64 || IsFloat8(d);
 }
-bool IsFloat8(DType d) { return d == DType::kF8E4M3FN || d == DType::kF8E5M2; }
+bool IsFloat8(DType d) {
+  return d == DType::kF8E4M3FN || d == DType::kF8E5M2 || d == DType::kF8E4M3FNUZ || d == DType::kF8E5M2FNUZ;
+}
 bool IsSignedInt(DType d) {
   return d == DType::kI8 || d == DType::kI16 || d == DType::kI32 || d == DType::kI64;
 }
@@ -117,6 +122,7 @@ std::string NonFinite(DType dtype, double v) {
       case DType::kF32: s = "0x7FC00000"; break;
       case DType::kF8E4M3FN: s = "0x7F"; break;
       case DType::kF8E5M2: s = "0x7E"; break;
+      case DType::kF8E4M3FNUZ: case DType::kF8E5M2FNUZ: s = "0x80"; break;
       default: s = "0x7FF8000000000000"; break;
     }
   } else {
@@ -127,6 +133,8 @@ std::string NonFinite(DType dtype, double v) {
       // e4m3fn has no infinity: PyTorch saturates to +-448 (0x7E).
       case DType::kF8E4M3FN: s = neg ? "0xFE" : "0x7E"; break;
       case DType::kF8E5M2: s = neg ? "0xFC" : "0x7C"; break;
+      // The fnuz formats have no infinity: PyTorch's conversion gives NaN.
+      case DType::kF8E4M3FNUZ: case DType::kF8E5M2FNUZ: s = "0x80"; break;
       default: s = neg ? "0xFFF0000000000000" : "0x7FF0000000000000"; break;
     }
   }

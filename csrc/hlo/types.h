@@ -12,8 +12,10 @@ namespace torchtpu::hlo {
 // random bits and state of stablehlo.rng_bit_generator).
 // kC64/kC128 are complex64/complex128 (complex<f32>, complex<f64>): stored as
 // PJRT C64/C128 buffers, interleaved (re, im) pairs as in PyTorch's memory.
-// kF8E4M3FN/kF8E5M2 are PyTorch's float8_e4m3fn/float8_e5m2 (OCP FP8): storage
-// and conversions; arithmetic on them runs in f32 (as PyTorch's CPU does).
+// kF8E4M3FN/kF8E5M2 are PyTorch's float8_e4m3fn/float8_e5m2 (OCP FP8), and
+// kF8E4M3FNUZ/kF8E5M2FNUZ its float8_e4m3fnuz/float8_e5m2fnuz (no infinity,
+// no negative zero, one NaN: 0x80): storage and conversions; arithmetic on
+// them runs in f32 (as PyTorch's CPU does).
 // kC32 is PyTorch's complex32 (complex<f16>). StableHLO and PJRT have no such
 // element type, so it is packed: one ui32 per element, the real part's f16
 // bits low and the imaginary part's high, the same bytes as PyTorch's
@@ -21,9 +23,9 @@ namespace torchtpu::hlo {
 // programs; Builder::Convert packs and unpacks it, and nothing else computes
 // on it (IsComplex is false for it: it is not a complex value in a program).
 enum class DType : uint8_t { kBool, kU8, kI8, kI16, kI32, kI64, kF16, kBF16, kF32, kF64, kU32, kU64,
-                             kF8E4M3FN, kF8E5M2, kU16, kC64, kC128, kC32 };
+                             kF8E4M3FN, kF8E5M2, kU16, kC64, kC128, kC32, kF8E4M3FNUZ, kF8E5M2FNUZ };
 // The last enumerator, for code that walks or range-checks them.
-constexpr DType kLastDType = DType::kC32;
+constexpr DType kLastDType = DType::kF8E5M2FNUZ;
 
 // MLIR spelling: i1, ui8, i8, ..., bf16, f32.
 const char* DTypeName(DType dtype);

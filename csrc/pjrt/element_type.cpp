@@ -7,6 +7,7 @@ size_t ElementSize(ElementType type) {
   switch (type) {
     case ElementType::kPred: case ElementType::kS8: case ElementType::kU8:
     case ElementType::kF8E4M3FN: case ElementType::kF8E5M2: return 1;
+    case ElementType::kF8E4M3FNUZ: case ElementType::kF8E5M2FNUZ: return 1;
     case ElementType::kS16: case ElementType::kU16:
     case ElementType::kF16: case ElementType::kBF16: return 2;
     case ElementType::kS32: case ElementType::kU32: case ElementType::kF32: return 4;
@@ -34,6 +35,8 @@ const char* ElementName(ElementType type) {
     case ElementType::kF64: return "f64";
     case ElementType::kF8E4M3FN: return "f8e4m3fn";
     case ElementType::kF8E5M2: return "f8e5m2";
+    case ElementType::kF8E4M3FNUZ: return "f8e4m3fnuz";
+    case ElementType::kF8E5M2FNUZ: return "f8e5m2fnuz";
     case ElementType::kC64: return "c64";
     case ElementType::kC128: return "c128";
   }
@@ -59,6 +62,8 @@ PJRT_Buffer_Type ToPjrt(ElementType type) {
     case ElementType::kF64: return PJRT_Buffer_Type_F64;
     case ElementType::kF8E4M3FN: return PJRT_Buffer_Type_F8E4M3FN;
     case ElementType::kF8E5M2: return PJRT_Buffer_Type_F8E5M2;
+    case ElementType::kF8E4M3FNUZ: return PJRT_Buffer_Type_F8E4M3FNUZ;
+    case ElementType::kF8E5M2FNUZ: return PJRT_Buffer_Type_F8E5M2FNUZ;
     case ElementType::kC64: return PJRT_Buffer_Type_C64;
     case ElementType::kC128: return PJRT_Buffer_Type_C128;
   }
@@ -84,6 +89,8 @@ ElementType FromPjrt(PJRT_Buffer_Type type) {
     case PJRT_Buffer_Type_F64: return ElementType::kF64;
     case PJRT_Buffer_Type_F8E4M3FN: return ElementType::kF8E4M3FN;
     case PJRT_Buffer_Type_F8E5M2: return ElementType::kF8E5M2;
+    case PJRT_Buffer_Type_F8E4M3FNUZ: return ElementType::kF8E4M3FNUZ;
+    case PJRT_Buffer_Type_F8E5M2FNUZ: return ElementType::kF8E5M2FNUZ;
     case PJRT_Buffer_Type_C64: return ElementType::kC64;
     case PJRT_Buffer_Type_C128: return ElementType::kC128;
     default: break;

@@ -52,6 +52,7 @@ class PluginError : public std::runtime_error {
 enum class ElementType : int {
   kPred, kS8, kS16, kS32, kS64, kU8, kU16, kU32, kU64, kF16, kBF16, kF32, kF64, kF8E4M3FN, kF8E5M2,
   kC64, kC128,  // complex64 / complex128: interleaved (re, im) f32 / f64 pairs
+  kF8E4M3FNUZ, kF8E5M2FNUZ,
 };
 size_t ElementSize(ElementType type);
 const char* ElementName(ElementType type);

@@ -72,6 +72,10 @@ TEST(HloLiteral, SpellsNonFiniteAndIntegers) {
   EXPECT_EQ(hlo::Literal::Float(INFINITY).Spell(DType::kF8E4M3FN), "0x7E");
   EXPECT_EQ(hlo::Literal::Float(-INFINITY).Spell(DType::kF8E5M2), "0xFC");
   EXPECT_EQ(hlo::Literal::Float(NAN).Spell(DType::kF8E4M3FN), "0x7F");
+  // The fnuz formats have one NaN (0x80) and no infinity: PyTorch's cast
+  // makes an infinity that NaN.
+  EXPECT_EQ(hlo::Literal::Float(NAN).Spell(DType::kF8E4M3FNUZ), "0x80");
+  EXPECT_EQ(hlo::Literal::Float(-INFINITY).Spell(DType::kF8E5M2FNUZ), "0x80");
 }
 
 TEST(HloTypes, ParseTensorTypeReadsWhatStrWrites) {
@@ -117,6 +121,11 @@ TEST(HloBuilder, Float8ConvertsThroughF32AndSaturatesE4M3FN) {
   EXPECT_NE(text.find("(tensor<4xf8E4M3FN>) -> tensor<4xf32>"), std::string::npos) << text;
   EXPECT_EQ(DTypeSize(DType::kF8E5M2), 1u);
   EXPECT_TRUE(IsFloat(DType::kF8E5M2));
+  for (DType fnuz : {DType::kF8E4M3FNUZ, DType::kF8E5M2FNUZ}) {
+    EXPECT_EQ(DTypeSize(fnuz), 1u);
+    EXPECT_TRUE(IsFloat8(fnuz));
+  }
+  EXPECT_STREQ(DTypeName(DType::kF8E4M3FNUZ), "f8E4M3FNUZ");
 }
 
 namespace {

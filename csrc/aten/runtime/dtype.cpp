@@ -8,7 +8,7 @@ bool IsSupported(c10::ScalarType t) {
   switch (t) {
     case c10::kBool: case c10::kByte: case c10::kChar: case c10::kShort: case c10::kInt:
     case c10::kLong: case c10::kHalf: case c10::kBFloat16: case c10::kFloat: case c10::kDouble:
-    case c10::kFloat8_e4m3fn: case c10::kFloat8_e5m2:
+    case c10::kFloat8_e4m3fn: case c10::kFloat8_e5m2: case c10::kFloat8_e4m3fnuz: case c10::kFloat8_e5m2fnuz:
     case c10::kUInt16: case c10::kUInt32: case c10::kUInt64:
     case c10::kComplexFloat: case c10::kComplexDouble: case c10::kComplexHalf:
       return true;
@@ -31,6 +31,8 @@ hlo::DType ToHlo(c10::ScalarType t) {
     case c10::kDouble: return hlo::DType::kF64;
     case c10::kFloat8_e4m3fn: return hlo::DType::kF8E4M3FN;
     case c10::kFloat8_e5m2: return hlo::DType::kF8E5M2;
+    case c10::kFloat8_e4m3fnuz: return hlo::DType::kF8E4M3FNUZ;
+    case c10::kFloat8_e5m2fnuz: return hlo::DType::kF8E5M2FNUZ;
     case c10::kUInt16: return hlo::DType::kU16;
     case c10::kUInt32: return hlo::DType::kU32;
     case c10::kUInt64: return hlo::DType::kU64;
@@ -56,6 +58,8 @@ c10::ScalarType ToTorch(hlo::DType t) {
     case hlo::DType::kF64: return c10::kDouble;
     case hlo::DType::kF8E4M3FN: return c10::kFloat8_e4m3fn;
     case hlo::DType::kF8E5M2: return c10::kFloat8_e5m2;
+    case hlo::DType::kF8E4M3FNUZ: return c10::kFloat8_e4m3fnuz;
+    case hlo::DType::kF8E5M2FNUZ: return c10::kFloat8_e5m2fnuz;
     case hlo::DType::kU16: return c10::kUInt16;
     case hlo::DType::kU32: return c10::kUInt32;
     case hlo::DType::kU64: return c10::kUInt64;
@@ -80,6 +84,8 @@ pjrt::ElementType ToPjrt(hlo::DType t) {
     case hlo::DType::kF64: return pjrt::ElementType::kF64;
     case hlo::DType::kF8E4M3FN: return pjrt::ElementType::kF8E4M3FN;
     case hlo::DType::kF8E5M2: return pjrt::ElementType::kF8E5M2;
+    case hlo::DType::kF8E4M3FNUZ: return pjrt::ElementType::kF8E4M3FNUZ;
+    case hlo::DType::kF8E5M2FNUZ: return pjrt::ElementType::kF8E5M2FNUZ;
     case hlo::DType::kU16: return pjrt::ElementType::kU16;
     case hlo::DType::kU32: return pjrt::ElementType::kU32;
     case hlo::DType::kU64: return pjrt::ElementType::kU64;

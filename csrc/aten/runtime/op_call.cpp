@@ -93,6 +93,8 @@ int OpCall::ScalarArg(const c10::Scalar& s, c10::ScalarType type) {
     // Checked, as the CPU does: a value past the format's range raises.
     case c10::kFloat8_e4m3fn: { c10::Float8_e4m3fn v = s.toFloat8_e4m3fn(); std::memcpy(bytes, &v, 1); break; }
     case c10::kFloat8_e5m2: { c10::Float8_e5m2 v = s.toFloat8_e5m2(); std::memcpy(bytes, &v, 1); break; }
+    case c10::kFloat8_e4m3fnuz: { c10::Float8_e4m3fnuz v = s.toFloat8_e4m3fnuz(); std::memcpy(bytes, &v, 1); break; }
+    case c10::kFloat8_e5m2fnuz: { c10::Float8_e5m2fnuz v = s.toFloat8_e5m2fnuz(); std::memcpy(bytes, &v, 1); break; }
     case c10::kUInt16: { uint16_t v = s.toUInt16(); std::memcpy(bytes, &v, 2); break; }
     case c10::kUInt32: { uint32_t v = s.toUInt32(); std::memcpy(bytes, &v, 4); break; }
     case c10::kUInt64: { uint64_t v = s.toUInt64(); std::memcpy(bytes, &v, 8); break; }
@@ -228,6 +230,7 @@ bool AllFinite(pjrt::Buffer& buffer, hlo::DType dtype, int64_t numel) {
       case hlo::DType::kF16: { uint16_t v; std::memcpy(&v, p, 2); if ((v & 0x7c00) == 0x7c00) return false; break; }
       case hlo::DType::kF8E4M3FN: if ((*p & 0x7f) == 0x7f) return false; break;  // NaN only: no infinity
       case hlo::DType::kF8E5M2: if ((*p & 0x7c) == 0x7c) return false; break;
+      case hlo::DType::kF8E4M3FNUZ: case hlo::DType::kF8E5M2FNUZ: if (*p == 0x80) return false; break;  // NaN only
       default: return true;
     }
   }
