@@ -8,6 +8,7 @@
 #include "aten/runtime/op_call.h"
 #include "aten/kernels/pool_meta.h"
 #include "aten/kernels/registry.h"
+#include "aten/kernels/upsample_uint8.h"
 
 namespace torchtpu::aten {
 namespace {
@@ -40,7 +41,10 @@ at::Tensor UpsampleNearest2dBackward(const at::Tensor& grad_output, c10::IntArra
 at::Tensor UpsampleBilinear2d(const at::Tensor& self, c10::IntArrayRef output_size, bool align_corners,
                               std::optional<double> scales_h, std::optional<double> scales_w) {
   at::upsample_bilinear2d(MetaLike(self), output_size, align_corners, scales_h, scales_w);
-  // (The CPU also takes uint8, with its own rounding; not here.)
+  // uint8: the CPU's fixed-point rounding (upsample_uint8.cpp).
+  if (self.scalar_type() == c10::kByte) {
+    return UpsampleUint8(self, /*cubic=*/false, /*antialias=*/false, output_size, align_corners, scales_h, scales_w);
+  }
   CheckFloating(self, "upsample_bilinear2d_channels_last", false);
   OpCall call("upsample_bilinear2d");
   return call.Attr(output_size.vec()).Attr(align_corners).Attr(Scale(scales_h)).Attr(Scale(scales_w))

@@ -22,6 +22,7 @@
 
 #include "aten/kernels/pool_meta.h"
 #include "aten/kernels/registry.h"
+#include "aten/kernels/upsample_uint8.h"
 
 namespace torchtpu::aten {
 namespace {
@@ -245,9 +246,9 @@ at::Tensor UpsampleBackward(const at::Tensor& grad, Mode mode, c10::IntArrayRef 
 }
 
 // The CPU's dtypes, and its messages: the antialiased modes take float and
-// double only; the other weighted modes the floating types (the CPU's uint8
-// paths of bilinear/bicubic use their own fixed-point rounding: not here);
-// nearest also uint8.
+// double only; the other weighted modes the floating types; nearest also
+// uint8. (uint8 bilinear/bicubic, antialiased or not, never get here: their
+// fixed-point path is upsample_uint8.cpp.)
 void CheckDtype(const at::Tensor& t, const char* op, Mode mode) {
   const c10::ScalarType s = t.scalar_type();
   if (mode == Mode::kLinearAA || mode == Mode::kCubicAA) {
@@ -329,6 +330,9 @@ at::Tensor Weighted2d(const at::Tensor& self, c10::IntArrayRef output_size, bool
   if (kMode == Mode::kCubic) at::upsample_bicubic2d(MetaLike(self), output_size, ac, sh, sw);
   else if (kMode == Mode::kLinearAA) at::_upsample_bilinear2d_aa(MetaLike(self), output_size, ac, sh, sw);
   else at::_upsample_bicubic2d_aa(MetaLike(self), output_size, ac, sh, sw);
+  if (self.scalar_type() == c10::kByte) {
+    return UpsampleUint8(self, kMode != Mode::kLinearAA, kMode != Mode::kCubic, output_size, ac, sh, sw);
+  }
   CheckDtype(self, kMode == Mode::kCubic ? "upsample_bicubic2d" : "upsample_2d_aa", kMode);
   return Upsample(self, kMode, output_size, ac, {sh, sw});
 }
