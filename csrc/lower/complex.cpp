@@ -14,6 +14,7 @@ namespace {
 // attrs: none. inputs: x. result: x's type.
 REGISTER_LOWERING("complex.conj", [](Builder& b, const graph::Node&, const Values& in) {
   Value x = in[0];
+  if (x.dtype() == DType::kC32) return Values{FlipComplex32Signs(b, x, 0x80000000u)};
   if (!hlo::IsComplex(x.dtype())) return Values{x};
   return Values{b.MakeComplex(b.Real(x), b.Unary("negate", b.Imag(x)))};
 });

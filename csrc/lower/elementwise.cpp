@@ -259,12 +259,25 @@ const std::map<std::string, Fn>& Table() {
       {"signbit", [](Builder& b, const graph::Node&, const Values& v) { return SignBit(b, v[0]); }},
       {"abs", [](Builder& b, const graph::Node&, const Values& v) {
          if (hlo::IsComplex(v[0].dtype())) {  // |z|: the part type
-           return b.Op("stablehlo.abs", {v[0]}, {hlo::TensorType{hlo::ComplexPart(v[0].dtype()), v[0].shape()}})[0];
+           // C's hypot, as the CPU's std::abs: an infinite part gives inf
+           // (NaN in the other too), else a NaN part NaN; XLA's complex abs
+           // passes over a NaN part (|0 + NaN i| = 0 on the CPU plugin).
+           const DType part = hlo::ComplexPart(v[0].dtype());
+           Value mag = b.Op("stablehlo.abs", {v[0]}, {hlo::TensorType{part, v[0].shape()}})[0];
+           Value re = b.Unary("abs", b.Real(v[0])), im = b.Unary("abs", b.Imag(v[0]));
+           Value inf = b.Constant(Literal::Float(INFINITY), part, v[0].shape());
+           Value any_inf = Or(b, b.Cmp(re, inf, hlo::Compare::kEQ), b.Cmp(im, inf, hlo::Compare::kEQ));
+           Value any_nan = Or(b, IsNan(b, re), IsNan(b, im));
+           return b.Select(any_inf, inf, b.Select(any_nan, b.Constant(Literal::Float(NAN), part, v[0].shape()), mag));
          }
          // stablehlo.abs takes signless integers only; unsigned (and bool) values are their own magnitude.
          return hlo::IsUnsignedInt(v[0].dtype()) ? v[0] : b.Unary("abs", v[0]);
        }},
-      {"neg", [](Builder& b, const graph::Node&, const Values& v) { return b.Unary("negate", v[0]); }},
+      {"neg", [](Builder& b, const graph::Node&, const Values& v) {
+         // packed complex32 (a neg bit the copy resolves): both parts' signs flipped
+         if (v[0].dtype() == DType::kC32) return FlipComplex32Signs(b, v[0], 0x80008000u);
+         return b.Unary("negate", v[0]);
+       }},
       {"sign", [](Builder& b, const graph::Node&, const Values& v) { return Sign(b, v[0]); }},
       {"sgn", [](Builder& b, const graph::Node&, const Values& v) { return Sign(b, v[0]); }},
       {"floor", [](Builder& b, const graph::Node&, const Values& v) {

@@ -45,6 +45,12 @@ Value Not(Builder& b, Value p) { return b.Unary("not", p); }
 Value And(Builder& b, Value p, Value q) { return b.Binary("and", p, q); }
 Value Or(Builder& b, Value p, Value q) { return b.Binary("or", p, q); }
 
+Value FlipComplex32Signs(Builder& b, Value x, uint32_t mask) {
+  Value bits = b.BitcastConvert(x, DType::kU32);
+  bits = b.Binary("xor", bits, b.Constant(Literal::Int(mask), DType::kU32, bits.shape()));
+  return b.BitcastConvert(bits, DType::kC32);
+}
+
 int64_t Dim(int64_t dim, int64_t rank) {
   int64_t r = std::max<int64_t>(rank, 1);
   if (dim < -r || dim >= r) {

@@ -41,5 +41,9 @@ int64_t Dim(int64_t dim, int64_t rank);
 Value ReduceWith(Builder& b, Value x, const std::vector<int64_t>& dims, const char* op, const Literal& init);
 // The compute dtype for a reduction of `dtype` (f32 for f16/bf16, as PyTorch accumulates).
 DType AccumulateType(DType dtype);
+// A packed complex32 value (hlo/types.h: the real part's f16 bits low, the
+// imaginary part's high) with the sign bits in `mask` flipped: 0x80000000
+// conjugates, 0x80008000 negates, exactly as on the parts themselves.
+Value FlipComplex32Signs(Builder& b, Value x, uint32_t mask);
 
 }  // namespace torchtpu::lower

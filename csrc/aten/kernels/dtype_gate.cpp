@@ -6,6 +6,8 @@
 
 #include <string_view>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 namespace torchtpu::aten {
 namespace {
@@ -123,6 +125,22 @@ const std::unordered_set<std::string_view>& ComplexHalfNative() {
   return ops;
 }
 
+// complex32 ops the CPU implements by computing in complex<float> (or by
+// moving bits, which a round trip through complex64 keeps): they run as
+// complex64 on the device (ComplexHalfViaComplex64). The CPU refuses div,
+// sum, prod, pow, reciprocal, dot, gather/scatter and most others for
+// complex32; those fall back and raise its error. (flip too: the CPU flips
+// some complex32 layouts and refuses others.)
+const std::unordered_set<std::string_view>& ComplexHalfViaComplex64Ops() {
+  static const std::unordered_set<std::string_view> ops = {
+      "add", "add_", "sub", "sub_", "mul", "mul_", "neg", "neg_", "_conj_physical", "conj_physical",
+      "conj_physical_", "abs", "sgn", "sgn_", "eq", "ne", "isnan", "isfinite", "where", "addcmul", "addcmul_",
+      "linalg_vector_norm", "index_select", "index", "index_put_", "_index_put_impl_", "masked_fill",
+      "masked_fill_", "masked_select", "nonzero", "roll", "triu", "triu_", "tril", "tril_",
+  };
+  return ops;
+}
+
 bool Listed(const std::unordered_set<std::string_view>& ops, const std::string& op) {
   if (ops.count(op)) return true;
   const size_t dot = op.find('.');
@@ -156,6 +174,56 @@ void ScanStack(GateScan& g, const c10::OperatorHandle& op, const torch::jit::Sta
       continue;
     }
     ScanValue(g, v);
+  }
+}
+
+bool WidensComplexHalf(const std::string& op, const GateScan& g) {
+  return g.complex_half && !g.wide_float && !g.special_dtype_arg && !g.complex_dtype_arg && !g.bare_unsigned &&
+         Listed(ComplexHalfViaComplex64Ops(), op);
+}
+
+void ComplexHalfViaComplex64(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& args = op.schema().arguments();
+  const size_t n = args.size(), base = stack->size() - n;
+  // The complex32 arguments the op writes (self of an in-place op, out=),
+  // with their complex64 stand-ins.
+  std::vector<std::pair<at::Tensor, at::Tensor>> written;
+  std::vector<const c10::AliasInfo*> written_alias;
+  for (size_t i = 0; i < n; ++i) {
+    c10::IValue& v = (*stack)[base + i];
+    if (!v.isTensor() || !v.toTensor().defined() || v.toTensor().scalar_type() != c10::kComplexHalf) continue;
+    at::Tensor original = v.toTensor();
+    at::Tensor wide = original.to(c10::kComplexFloat);
+    if (args[i].alias_info() && args[i].alias_info()->isWrite()) {
+      written.emplace_back(original, wide);
+      written_alias.push_back(args[i].alias_info());
+    }
+    v = wide;
+  }
+  op.callBoxed(stack);
+  for (auto& [original, wide] : written) {
+    if (!original.sizes().equals(wide.sizes())) original.resize_(wide.sizes());
+    original.copy_(wide);
+  }
+  const auto& rets = op.schema().returns();
+  const size_t m = rets.size(), rbase = stack->size() - m;
+  for (size_t j = 0; j < m; ++j) {
+    c10::IValue& v = (*stack)[rbase + j];
+    if (!v.isTensor() || !v.toTensor().defined()) continue;
+    const c10::AliasInfo* alias = rets[j].alias_info();
+    bool replaced = false;
+    for (size_t w = 0; alias && w < written.size() && !replaced; ++w) {
+      if (written_alias[w]->beforeSets() == alias->beforeSets()) {
+        v = written[w].first;
+        replaced = true;
+      }
+    }
+    if (replaced) continue;
+    // A fresh result: complex32's arithmetic gives complex32, and its real
+    // results (abs, vector_norm) float16.
+    const at::Tensor r = v.toTensor();
+    if (r.scalar_type() == c10::kComplexFloat) v = r.to(c10::kComplexHalf);
+    else if (r.scalar_type() == c10::kFloat) v = r.to(c10::kHalf);
   }
 }
 

@@ -11,7 +11,11 @@
 // warned as any fallback) or raises its own error ("\"lt_cpu\" not implemented
 // for 'UInt32'", "... not supported for complex"), so the tpu device accepts
 // and refuses exactly what the CPU does, and no real-only lowering ever sees
-// a complex operand.
+// a complex operand. complex32 arithmetic the CPU implements (it computes in
+// complex<float> and rounds each part to half) runs instead on complex64 on
+// the device: the operands widened, the op dispatched again, the results
+// rounded back to complex32 (float16 for a real result) and written into
+// the caller's tensors for in-place and out= forms.
 #pragma once
 
 #include <ATen/core/IListRef.h>
@@ -33,6 +37,10 @@ struct GateScan {
   bool bare_unsigned = false;  // a uint16/32/64 tensor
   bool complex = false;        // a complex tensor or scalar
   bool complex_half = false;   // a complex32 tensor (packed storage: data movement only)
+  // A float32/float64/bfloat16 or complex64/complex128 tensor: beside a
+  // complex32 one it promotes the op to complex64, so no widening of
+  // complex32 alone stands for it.
+  bool wide_float = false;
   // A dtype argument naming one of them (sum(dtype=torch.uint32)): the
   // kernels' own dtype handling is real-only, so such calls fall back (a
   // complex one but for the few kernels listed as handling it).
@@ -43,6 +51,7 @@ struct GateScan {
     bare_unsigned |= Bare(t);
     complex |= c10::isComplexType(t);
     complex_half |= t == c10::kComplexHalf;
+    wide_float |= (c10::isFloatingType(t) && t != c10::kHalf) || (c10::isComplexType(t) && t != c10::kComplexHalf);
   }
   void AddDtypeArg(c10::ScalarType t) {
     special_dtype_arg |= Bare(t) || t == c10::kComplexHalf;
@@ -54,7 +63,11 @@ struct GateScan {
 template <typename T>
 inline void ScanArg(GateScan&, const T&) {}
 inline void ScanArg(GateScan& g, const at::Tensor& t) {
-  if (t.defined()) g.Add(t.scalar_type());
+  if (!t.defined()) return;
+  const bool wide_before = g.wide_float;
+  g.Add(t.scalar_type());
+  // A Python number (x * (2 + 1j)) does not promote complex32 to complex64.
+  if (t.unsafeGetTensorImpl()->is_wrapped_number()) g.wide_float = wide_before;
 }
 inline void ScanArg(GateScan& g, const std::optional<at::Tensor>& t) {
   if (t) ScanArg(g, *t);
@@ -81,6 +94,12 @@ void ScanStack(GateScan& g, const c10::OperatorHandle& op, const torch::jit::Sta
 // True when `op` ("add.Tensor", "add_.Scalar", ...) has a native lowering
 // for everything `g` found.
 bool GateAllows(const std::string& op, const GateScan& g);
+// True when `op` on these arguments runs as complex64 on the device in
+// place of complex32 (ComplexHalfViaComplex64).
+bool WidensComplexHalf(const std::string& op, const GateScan& g);
+// The boxed kernel of that: widens complex32 arguments to complex64, calls
+// the op again, rounds results back and writes them into mutated arguments.
+void ComplexHalfViaComplex64(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
 // Runs the ATen op `name` ("add.Tensor", "linalg_ldl_factor_ex") through the
 // CPU fallback with these arguments (boxed, as the dispatcher would): the
@@ -99,8 +118,24 @@ struct Fallback<R(Args...)> {
   }
 };
 
-// Calls `fn(args...)` when the gate allows, else the CPU fallback with the
-// same arguments.
+// Runs the ATen op `name` through ComplexHalfViaComplex64.
+template <typename Sig>
+struct ViaComplex64;
+template <typename R, typename... Args>
+struct ViaComplex64<R(Args...)> {
+  static R Call(const std::string& name, Args... args) {
+    const size_t dot = name.find('.');
+    const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(
+        ("aten::" + name.substr(0, dot)).c_str(), dot == std::string::npos ? "" : name.c_str() + dot + 1);
+    return c10::impl::BoxedKernelWrapper<R(Args...)>::call(
+        c10::BoxedKernel::makeFromFunction<&ComplexHalfViaComplex64>(), op,
+        c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), std::forward<Args>(args)...);
+  }
+};
+
+// Calls `fn(args...)` when the gate allows, else complex64 in place of
+// complex32 where that is the CPU's arithmetic, else the CPU fallback with
+// the same arguments.
 template <typename Sig>
 struct Gated;
 template <typename R, typename... Args>
@@ -111,6 +146,7 @@ struct Gated<R(Args...)> {
       GateScan g;
       (ScanArg(g, args), ...);
       if (!g.special() || GateAllows(name, g)) return fn(std::forward<Args>(args)...);
+      if (WidensComplexHalf(name, g)) return ViaComplex64<R(Args...)>::Call(name, std::forward<Args>(args)...);
       return Fallback<R(Args...)>::Call(name, std::forward<Args>(args)...);
     };
   }
@@ -126,7 +162,8 @@ void GatedBoxed(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     std::string full = name.name.substr(6);  // drop "aten::"
     if (!name.overload_name.empty()) full += "." + name.overload_name;
     if (!GateAllows(full, g)) {
-      TpuFallback(op, stack);
+      if (WidensComplexHalf(full, g)) ComplexHalfViaComplex64(op, stack);
+      else TpuFallback(op, stack);
       return;
     }
   }

@@ -78,7 +78,7 @@ void CopyToHost(const at::Tensor& dst, const at::Tensor& src, bool non_blocking)
 // tensor without bits.
 at::Tensor ApplyBits(const at::Tensor& t, bool conj, bool neg) {
   at::Tensor r = t;
-  if (conj && t.is_complex()) r = OpCall("complex.conj").In(r).Run1();
+  if (conj && t.is_complex()) r = OpCall("complex.conj").In(r).Run1();  // complex32 too: sign bits
   if (neg) {
     const auto dtype = static_cast<int64_t>(ToHlo(t.scalar_type()));
     r = OpCall("ew.neg").Attr(dtype).Attr(dtype).In(r).Run1();
