@@ -9,6 +9,7 @@ index), int32 and int64 indices, each of self / source / index contiguous or
 not, include_self both ways. Integer values: exact comparison (amax/amin
 exact; the integer mean is the CPU's floor division)."""
 import itertools
+import warnings
 
 import pytest
 import torch
@@ -419,3 +420,35 @@ def test_randint_over_a_wide_range_is_uniform():
     expected = size / 8
     # Each bin count is binomial: 3 standard deviations is ~1.1e3.
     assert (hist - expected).abs().max().item() < 3 * (expected * 7 / 8) ** 0.5, hist.tolist()
+
+
+# ---- found by the full tpu run of test_reductions (test_minmax_illegal_dtype,
+# test_mode_wrong_dtype, test_warn_invalid_degrees_of_freedom)
+
+@pytest.mark.parametrize("op", [torch.max, torch.min])
+@pytest.mark.parametrize("bad", ["values", "indices"])
+def test_max_min_dim_out_of_the_wrong_dtype_raise_like_cpu(op, bad):
+    x = make((5, 5))
+    values = torch.empty(5, dtype=torch.int32 if bad == "values" else torch.float32)
+    indices = torch.empty(5, dtype=torch.float64 if bad == "indices" else torch.int64)
+    compare(lambda t, v, i: op(t, dim=0, out=(v, i)), x, values, indices)
+
+
+@pytest.mark.parametrize("x_dtype,v_dtype,i_dtype", [(torch.uint8, torch.int8, torch.long),
+                                                     (torch.float32, torch.float64, torch.long),
+                                                     (torch.uint8, torch.uint8, torch.int8),
+                                                     (torch.float32, torch.float32, torch.float64)])
+def test_mode_out_of_the_wrong_dtype_raises_like_cpu(x_dtype, v_dtype, i_dtype):
+    compare(lambda t, v, i: torch.mode(t, -1, True, out=(v, i)), torch.ones(10, dtype=x_dtype),
+            torch.ones(10, dtype=v_dtype), torch.ones(10, dtype=i_dtype))
+
+
+@pytest.mark.parametrize("fn", [torch.std, torch.var, torch.var_mean, torch.std_mean])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.complex64])
+def test_var_std_warn_when_no_degrees_of_freedom_remain(fn, dtype):
+    x = make((10, 20), torch.float32).to(dtype).to(DEVICE)
+    with pytest.warns(UserWarning, match=r"\(\): degrees of freedom is <= 0"):
+        fn(x, dim=-1, correction=20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fn(x, dim=-1, correction=19)  # one degree left: no warning

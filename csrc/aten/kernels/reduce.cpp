@@ -10,6 +10,7 @@
 
 #include "aten/runtime/dtype.h"
 #include "aten/runtime/op_call.h"
+#include "aten/kernels/pool_meta.h"
 #include "aten/kernels/registry.h"
 
 namespace torchtpu::aten {
@@ -193,11 +194,17 @@ std::tuple<at::Tensor, at::Tensor> MaxDim(const at::Tensor& self, int64_t dim, b
 std::tuple<at::Tensor, at::Tensor> MinDim(const at::Tensor& self, int64_t dim, bool keepdim) {
   return MaxMinDim("min_dim", self, dim, keepdim, nullptr, nullptr);
 }
+// The out= forms check the outputs' dtypes as the CPU's structured kernels
+// do (on meta twins): values in self's dtype, indices int64.
 std::tuple<at::Tensor&, at::Tensor&> MaxDimOut(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& v, at::Tensor& i) {
+  at::Tensor mv = MetaLike(v), mi = MetaLike(i);
+  at::max_outf(MetaLike(self), dim, keepdim, mv, mi);
   MaxMinDim("max_dim", self, dim, keepdim, &v, &i);
   return {v, i};
 }
 std::tuple<at::Tensor&, at::Tensor&> MinDimOut(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& v, at::Tensor& i) {
+  at::Tensor mv = MetaLike(v), mi = MetaLike(i);
+  at::min_outf(MetaLike(self), dim, keepdim, mv, mi);
   MaxMinDim("min_dim", self, dim, keepdim, &v, &i);
   return {v, i};
 }
@@ -279,8 +286,24 @@ c10::ScalarType VarDtype(const at::Tensor& self) {
   return self.scalar_type();
 }
 
+// The CPU's warning when the correction leaves no degrees of freedom (the
+// reduced count, 0 when the result is empty, minus the correction).
+void WarnDegreesOfFreedom(const char* kind, const at::Tensor& self, at::OptionalIntArrayRef dim,
+                          const std::optional<c10::Scalar>& correction) {
+  int64_t reduced = 1, kept = 1;
+  const std::vector<int64_t> dims = Dims(self, dim);
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    (std::find(dims.begin(), dims.end(), d) != dims.end() ? reduced : kept) *= self.size(d);
+  }
+  if (static_cast<double>(kept == 0 ? 0 : reduced) - Correction(correction) <= 0) {
+    TORCH_WARN(kind, "(): degrees of freedom is <= 0. Correction should be strictly less than the reduction factor "
+               "(input numel divided by output numel).");
+  }
+}
+
 at::Tensor VarStd(const char* kind, const at::Tensor& self, at::OptionalIntArrayRef dim,
                   const std::optional<c10::Scalar>& correction, bool keepdim, at::Tensor* out) {
+  WarnDegreesOfFreedom(kind, self, dim, correction);
   if (self.is_complex()) {
     // As the CPU defines it: the variances of the real and imaginary parts
     // added (std: the root of that), in the real dtype.
@@ -317,6 +340,7 @@ std::tuple<at::Tensor, at::Tensor> VarMeanLike(const char* kind, const at::Tenso
     return {VarStd(spread, self, dim, c, keepdim, nullptr), at::mean(self, dim, keepdim)};
   }
   c10::ScalarType t = VarDtype(self);
+  WarnDegreesOfFreedom(kind, self, dim, c);
   OpCall call = Reduction(kind, self, Dims(self, dim), keepdim, AccType(t), t);
   call.Attr(Correction(c));
   return Finish2(call, nullptr, nullptr);

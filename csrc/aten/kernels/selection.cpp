@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <bitset>
 #include <limits>
+#include <string>
 
 #include "aten/runtime/dtype.h"
 #include "aten/runtime/op_call.h"
@@ -33,6 +34,12 @@ std::vector<int64_t> ReducedShape(const at::Tensor& self, int64_t d, bool keepdi
 
 // The CPU's out= checks of the (values, indices) pair.
 void CheckOuts(const char* name, const at::Tensor& self, const at::Tensor& values, const at::Tensor& indices) {
+  if (std::string(name) == "mode") {  // mode_out's own checks, values first
+    TORCH_CHECK(values.scalar_type() == self.scalar_type(), "expected scalar type '", self.scalar_type(),
+                "' but got '", values.scalar_type(), "' for values output");
+    TORCH_CHECK(indices.scalar_type() == c10::kLong, "expected scalar type 'Long' but got '", indices.scalar_type(),
+                "' for indices output");
+  }
   // The legacy type name the CPU's message prints ("torch.IntTensor").
   TORCH_CHECK(indices.scalar_type() == c10::kLong, "Expected tensor for argument #1 'indices' to have scalar type Long;",
               " but got torch.", c10::toString(indices.scalar_type()), "Tensor instead (while checking arguments for ",
