@@ -452,3 +452,22 @@ def test_var_std_warn_when_no_degrees_of_freedom_remain(fn, dtype):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         fn(x, dim=-1, correction=19)  # one degree left: no warning
+
+
+# ---- found by the full tpu run of test_binary_ufuncs: fmod of two empty
+# integer tensors ended the process with SIGFPE (the plugin's StableHLO folder
+# divided by the empty operand's zero splat while compiling)
+
+EMPTY_DIVISION_OPS = {"fmod": torch.fmod, "remainder": torch.remainder, "floor_divide": torch.floor_divide,
+                      "gcd": torch.gcd, "lcm": torch.lcm,
+                      "div_trunc": lambda a, b: torch.div(a, b, rounding_mode="trunc")}
+
+
+@pytest.mark.parametrize("dtype,name", [(d, n) for d in (torch.int8, torch.int16, torch.int32, torch.int64,
+                                                         torch.uint8, torch.float32)
+                                        for n in EMPTY_DIVISION_OPS if d.is_floating_point is False
+                                        or n not in ("gcd", "lcm")])  # gcd/lcm: integers only
+def test_integer_division_family_of_empty_tensors(dtype, name):
+    op = EMPTY_DIVISION_OPS[name]
+    for shape_a, shape_b in [((0,), (0,)), ((0, 3), (1, 3)), ((2, 0), (2, 1))]:
+        compare(op, make(shape_a, dtype), make(shape_b, dtype, nonzero=True))

@@ -411,6 +411,14 @@ bool RegisterAll() {
       } else {
         operands = Harmonize(b, in, ScalarOperandCompute(n, in, compute));
       }
+      // No elements: no ops. (The plugin's StableHLO folder treats an empty
+      // operand as a zero splat and folds an integer remainder by it with a
+      // hardware division: SIGFPE at compile time, torch.fmod of two empty
+      // int tensors.)
+      std::vector<hlo::Shape> shapes;
+      for (const Value& v : operands) shapes.push_back(v.shape());
+      const hlo::Shape shape = BroadcastShapes(shapes);
+      if (hlo::TensorType{result, shape}.numel() == 0) return Values{b.Constant(Literal::Int(0), result, shape)};
       return Values{b.Convert(fn(b, n, operands), result)};
     });
   }
