@@ -101,37 +101,29 @@ bool WidensComplexHalf(const std::string& op, const GateScan& g);
 // the op again, rounds results back and writes them into mutated arguments.
 void ComplexHalfViaComplex64(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
-// Runs the ATen op `name` ("add.Tensor", "linalg_ldl_factor_ex") through the
-// CPU fallback with these arguments (boxed, as the dispatcher would): the
-// gate's refusal, and kernels native for only some argument values.
-template <typename Sig>
-struct Fallback;
-template <typename R, typename... Args>
-struct Fallback<R(Args...)> {
+// Runs the ATen op `name` ("add.Tensor", "linalg_ldl_factor_ex") with these
+// arguments through the boxed kernel `kernel` (boxed, as the dispatcher
+// would).
+template <c10::BoxedKernel::BoxedKernelFunction* kernel, typename Sig>
+struct BoxedCall;
+template <c10::BoxedKernel::BoxedKernelFunction* kernel, typename R, typename... Args>
+struct BoxedCall<kernel, R(Args...)> {
   static R Call(const std::string& name, Args... args) {
     const size_t dot = name.find('.');
     const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(
         ("aten::" + name.substr(0, dot)).c_str(), dot == std::string::npos ? "" : name.c_str() + dot + 1);
-    return c10::impl::BoxedKernelWrapper<R(Args...)>::call(c10::BoxedKernel::makeFromFunction<&TpuFallback>(), op,
+    return c10::impl::BoxedKernelWrapper<R(Args...)>::call(c10::BoxedKernel::makeFromFunction<kernel>(), op,
                                                          c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
                                                          std::forward<Args>(args)...);
   }
 };
-
-// Runs the ATen op `name` through ComplexHalfViaComplex64.
+// Through the CPU fallback: the gate's refusal, and kernels native for only
+// some argument values.
 template <typename Sig>
-struct ViaComplex64;
-template <typename R, typename... Args>
-struct ViaComplex64<R(Args...)> {
-  static R Call(const std::string& name, Args... args) {
-    const size_t dot = name.find('.');
-    const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(
-        ("aten::" + name.substr(0, dot)).c_str(), dot == std::string::npos ? "" : name.c_str() + dot + 1);
-    return c10::impl::BoxedKernelWrapper<R(Args...)>::call(
-        c10::BoxedKernel::makeFromFunction<&ComplexHalfViaComplex64>(), op,
-        c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), std::forward<Args>(args)...);
-  }
-};
+using Fallback = BoxedCall<&TpuFallback, Sig>;
+// Through ComplexHalfViaComplex64.
+template <typename Sig>
+using ViaComplex64 = BoxedCall<&ComplexHalfViaComplex64, Sig>;
 
 // Calls `fn(args...)` when the gate allows, else complex64 in place of
 // complex32 where that is the CPU's arithmetic, else the CPU fallback with
